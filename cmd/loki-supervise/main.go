@@ -1,0 +1,46 @@
+// Command loki-supervise is the host-side, durable supervisor. This file only
+// assembles the CLI; each subcommand is declared in its own file of this
+// directory (registered with register) and its behaviour lives in internal/.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+)
+
+var commands []*cli.Command
+
+// register adds a subcommand; called from init functions beside this file.
+func register(c *cli.Command) { commands = append(commands, c) }
+
+func main() {
+	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	app := &cli.App{
+		Name:  "loki-supervise",
+		Usage: "run AI coding-agent sessions and builds so that nothing they start outlives them",
+		Description: "loki-supervise is the durable, host-side half of loki. It runs an agent as the\n" +
+			"peer of loki-init (a trusted PID 1) in a private namespace, relays its stdio\n" +
+			"byte-exactly, keeps a crash-safe record of every execution, and signals only\n" +
+			"processes whose identity it has verified.",
+		Commands:        commands,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are decided below
+	}
+	err := app.Run(os.Args)
+	if err != nil {
+		if msg := err.Error(); msg != "" && !isSilent(err) {
+			fmt.Fprintln(os.Stderr, "loki-supervise:", msg)
+		}
+	}
+	os.Exit(exitcode.Of(err, 2))
+}
+
+func isSilent(err error) bool {
+	e, ok := err.(*exitcode.Error)
+	return ok && e.Err == nil
+}

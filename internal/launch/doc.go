@@ -1,0 +1,11 @@
+// Package launch owns the launch prelude: the one message the host sends the
+// init before any peer byte.
+//
+// Wire format: a 4-byte big-endian length N with 0 < N <= MaxSize, then N
+// bytes of a JSON object {"argv": [...], "cwd": "...", "env": {...}}.
+// Encode is the host side; ParseLength and Parse are the init side and
+// refuse every malformed input with a sentinel error. Nothing here reads a
+// stream: the init reads exactly 4+N bytes under its own lease checks, so no
+// byte meant for the peer is ever consumed. Errors never quote the input,
+// because the env carries secrets.
+package launch
