@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/lineage"
 )
 
 var commands []*cli.Command
@@ -19,6 +20,9 @@ var commands []*cli.Command
 func register(c *cli.Command) { commands = append(commands, c) }
 
 func main() {
+	// When this process is lineage's exec gate it never returns: it must
+	// run before anything else (flags, signal handlers, goroutines).
+	lineage.MaybeRunGate()
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
 	app := &cli.App{
 		Name:  "loki-supervise",

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // HeaderSize is the length of the big-endian size prefix.
@@ -106,14 +107,17 @@ func ParseLength(header [HeaderSize]byte) (int, error) {
 }
 
 // Parse decodes and validates a body. Every key must be present with the
-// right type; a null env is refused rather than meaning "inherit".
+// right type; a null env is refused rather than meaning "inherit", and a
+// null inside argv or env is refused rather than read as "".
 func Parse(body []byte) (Spec, error) {
 	var raw struct {
-		Argv *[]string         `json:"argv"`
-		Cwd  *string           `json:"cwd"`
-		Env  map[string]string `json:"env"`
+		Argv *[]*string         `json:"argv"`
+		Cwd  *string            `json:"cwd"`
+		Env  map[string]*string `json:"env"`
 	}
-	if !json.Valid(body) {
+	// Invalid UTF-8 is a syntax error, as for the reference's decoder;
+	// encoding/json would otherwise replace it silently with U+FFFD.
+	if !utf8.Valid(body) || !json.Valid(body) {
 		return Spec{}, ErrSyntax
 	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
@@ -126,7 +130,19 @@ func Parse(body []byte) (Spec, error) {
 	if raw.Argv == nil || raw.Cwd == nil || raw.Env == nil {
 		return Spec{}, ErrType
 	}
-	s := Spec{Argv: *raw.Argv, Cwd: *raw.Cwd, Env: raw.Env}
+	s := Spec{Argv: make([]string, 0, len(*raw.Argv)), Cwd: *raw.Cwd, Env: make(map[string]string, len(raw.Env))}
+	for _, a := range *raw.Argv {
+		if a == nil {
+			return Spec{}, ErrType
+		}
+		s.Argv = append(s.Argv, *a)
+	}
+	for k, v := range raw.Env {
+		if v == nil {
+			return Spec{}, ErrType
+		}
+		s.Env[k] = *v
+	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
 	}

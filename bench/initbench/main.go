@@ -1,0 +1,442 @@
+// Command initbench measures loki-init side by side with other PID-1 inits
+// (tini, dumb-init, catatonit), the Python reference init, and a bare
+// `unshare --pid --fork`, on the same peer commands, and prints one table
+// with ratios against tini. It is driven by bench/init.sh; sizes come from
+// flags so a run stays within a few minutes.
+//
+// Every contender runs as `unshare --pid --fork --mount-proc INIT... PEER`.
+// For loki-init and the reference, this program is also the host: it
+// writes the launch prelude on the init's stdin and renews the lease (fast
+// during the first 50 ms so the handshake does not wait for a 1 s tick,
+// then every second, the production cadence).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/loki-sh/loki/internal/launch"
+	"github.com/loki-sh/loki/internal/lease"
+)
+
+type contender struct {
+	name     string
+	init     []string // argv between unshare and the peer ("" = none)
+	protocol bool     // speaks the lease + prelude protocol (control dir appended)
+}
+
+func main() {
+	lokiInit := flag.String("loki-init", "bin/loki-init", "loki-init binary")
+	reference := flag.String("reference", "", "kranz_pid1.py (skipped when empty or absent)")
+	runs := flag.Int("runs", 20, "start-to-exit runs per contender (median)")
+	bytesN := flag.Int64("bytes", 2<<30, "stdout throughput volume")
+	idle := flag.Duration("idle", 10*time.Second, "idle measurement window")
+	orphans := flag.Int("orphans", 2000, "orphans created by the reaping peer")
+	only := flag.String("only", "", "comma-separated contenders to run (default: all)")
+	flag.Parse()
+
+	cs := []contender{{name: "bare"}}
+	for _, c := range []contender{
+		{name: "tini", init: []string{"tini", "--"}},
+		{name: "dumb-init", init: []string{"dumb-init"}},
+		{name: "catatonit", init: []string{"catatonit", "--"}},
+	} {
+		if _, err := exec.LookPath(c.init[0]); err != nil {
+			fmt.Fprintf(os.Stderr, "initbench: %s not installed, skipped\n", c.name)
+			continue
+		}
+		cs = append(cs, c)
+	}
+	abs, _ := filepath.Abs(*lokiInit)
+	cs = append(cs, contender{name: "loki-init", init: []string{abs}, protocol: true})
+	if *reference != "" {
+		if _, err := os.Stat(*reference); err == nil {
+			cs = append(cs, contender{name: "reference", init: []string{"python3", "-I", "-S", "-u", *reference}, protocol: true})
+		} else {
+			fmt.Fprintf(os.Stderr, "initbench: reference %s absent, skipped\n", *reference)
+		}
+	}
+
+	if *only != "" {
+		keep := cs[:0]
+		for _, c := range cs {
+			if strings.Contains(","+*only+",", ","+c.name+",") {
+				keep = append(keep, c)
+			}
+		}
+		cs = keep
+	}
+	t := newTable(cs)
+	fmt.Fprintf(os.Stderr, "initbench: start-to-exit of /bin/true (%d runs each)\n", *runs)
+	for i, c := range cs {
+		t.set("true: start-to-exit ms (median)", i, latency(c, *runs), false)
+	}
+	for _, pinned := range []bool{false, true} {
+		label := "stdout MiB/s (free)"
+		if pinned {
+			label = "stdout MiB/s (taskset -c 0)"
+		}
+		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB\n", label, *bytesN>>20)
+		for i, c := range cs {
+			t.set(label, i, throughput(c, *bytesN, pinned), true)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "initbench: idle for %v (all contenders at once)\n", *idle)
+	idles := idleAll(cs, *idle)
+	for i := range cs {
+		t.set("idle: init CPU ms", i, idles[i].cpuMS, false)
+		t.set("idle: init ctx switches/s", i, idles[i].switches, false)
+		t.set("idle: init threads", i, idles[i].threads, false)
+		t.set("idle: init RSS MiB", i, idles[i].rssMiB, false)
+	}
+	fmt.Fprintf(os.Stderr, "initbench: %d orphans\n", *orphans)
+	for i, c := range cs {
+		secs, zombies := reaping(c, *orphans)
+		t.set(fmt.Sprintf("%d orphans: seconds", *orphans), i, secs, false)
+		t.set(fmt.Sprintf("%d orphans: zombies left", *orphans), i, zombies, false)
+	}
+	t.print(os.Stdout)
+}
+
+// session is one running contender.
+type session struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stop    chan struct{}
+	renewed sync.WaitGroup
+	control string
+}
+
+func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*session, error) {
+	argv := []string{"unshare", "--pid", "--fork", "--mount-proc"}
+	if pinned {
+		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	}
+	argv = append(argv, c.init...)
+	s := &session{stop: make(chan struct{})}
+	var prelude []byte
+	if c.protocol {
+		dir, err := os.MkdirTemp("", "initbench-")
+		if err != nil {
+			return nil, err
+		}
+		s.control = dir
+		argv = append(argv, dir)
+		prelude, err = launch.Encode(launch.Spec{Argv: peer, Cwd: "/", Env: map[string]string{"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}})
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		argv = append(argv, peer...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Stdout = stdout
+	s.cmd.Stderr = os.Stderr
+	w, err := s.cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	s.stdin = w
+	if err := s.cmd.Start(); err != nil {
+		return nil, err
+	}
+	if c.protocol {
+		s.renewed.Add(1)
+		go s.renew()
+		w.Write(prelude)
+	}
+	return s, nil
+}
+
+// renew starts with no lease file, so the very first value is new to the
+// init; it renews every millisecond for 50 ms, then every second.
+func (s *session) renew() {
+	defer s.renewed.Done()
+	w, err := lease.NewWriter(s.control)
+	if err != nil {
+		return
+	}
+	start := time.Now()
+	for {
+		every := time.Second
+		if time.Since(start) < 50*time.Millisecond {
+			every = time.Millisecond
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(every):
+			w.Renew()
+		}
+	}
+}
+
+func (s *session) wait() error {
+	err := s.cmd.Wait()
+	close(s.stop)
+	s.renewed.Wait()
+	s.stdin.Close()
+	if s.control != "" {
+		os.RemoveAll(s.control)
+	}
+	return err
+}
+
+func latency(c contender, runs int) float64 {
+	var ds []float64
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		s, err := startSession(c, []string{"/bin/true"}, io.Discard, false)
+		if err != nil {
+			return -1
+		}
+		if err := s.wait(); err != nil {
+			fmt.Fprintf(os.Stderr, "initbench: %s /bin/true: %v\n", c.name, err)
+		}
+		ds = append(ds, float64(time.Since(start).Microseconds())/1000)
+	}
+	sort.Float64s(ds)
+	return ds[len(ds)/2]
+}
+
+func throughput(c contender, n int64, pinned bool) float64 {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return -1
+	}
+	start := time.Now()
+	s, err := startSession(c, []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}, pw, pinned)
+	pw.Close()
+	if err != nil {
+		return -1
+	}
+	got, _ := io.CopyBuffer(io.Discard, pr, make([]byte, 1<<20))
+	pr.Close()
+	s.wait()
+	elapsed := time.Since(start).Seconds()
+	if got != n {
+		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes\n", c.name, got, n)
+		return -1
+	}
+	return float64(n) / (1 << 20) / elapsed
+}
+
+type idleResult struct{ cpuMS, switches, threads, rssMiB float64 }
+
+func idleAll(cs []contender, window time.Duration) []idleResult {
+	out := make([]idleResult, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func(i int, c contender) {
+			defer wg.Done()
+			out[i] = idleOne(c, window)
+		}(i, c)
+	}
+	wg.Wait()
+	return out
+}
+
+func idleOne(c contender, window time.Duration) idleResult {
+	bad := idleResult{-1, -1, -1, -1}
+	secs := strconv.Itoa(int((window + 4*time.Second).Seconds()))
+	s, err := startSession(c, []string{"sleep", secs}, io.Discard, false)
+	if err != nil {
+		return bad
+	}
+	defer func() {
+		s.cmd.Process.Signal(syscall.SIGKILL) // the unshare we started
+		s.wait()
+	}()
+	pid := childOf(s.cmd.Process.Pid, 5*time.Second)
+	if pid <= 0 {
+		return bad
+	}
+	time.Sleep(time.Second) // settle: handshake and peer start are not idle
+	cpu0, sw0 := cpuTicks(pid), switches(pid)
+	time.Sleep(window)
+	cpu1, sw1 := cpuTicks(pid), switches(pid)
+	threads, rss := statusField(pid, "Threads:"), statusField(pid, "VmRSS:")
+	// The init itself (PID 1) is what is measured; for "bare" that is the
+	// peer, so its figures are only a floor.
+	return idleResult{
+		cpuMS:    float64(cpu1-cpu0) * 10, // USER_HZ is 100 on Linux
+		switches: float64(sw1-sw0) / window.Seconds(),
+		threads:  float64(threads),
+		rssMiB:   float64(rss) / 1024,
+	}
+}
+
+// childOf finds the process unshare forked (the namespace's PID 1).
+func childOf(parent int, timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if f := statFields(pid); len(f) > 1 && f[1] == strconv.Itoa(parent) {
+				return pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return -1
+}
+
+func statFields(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
+}
+
+func cpuTicks(pid int) int64 {
+	f := statFields(pid)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
+}
+
+// switches sums voluntary and involuntary context switches over all of the
+// process's threads (a Go program has several).
+func switches(pid int) int64 {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var n int64
+	for _, t := range tasks {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.HasPrefix(line, "voluntary_ctxt_switches:") || strings.HasPrefix(line, "nonvoluntary_ctxt_switches:") {
+				v, _ := strconv.ParseInt(strings.TrimSpace(line[strings.IndexByte(line, ':')+1:]), 10, 64)
+				n += v
+			}
+		}
+		f.Close()
+	}
+	return n
+}
+
+func statusField(pid int, key string) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, key) {
+			f := strings.Fields(line[len(key):])
+			if len(f) > 0 {
+				v, _ := strconv.ParseInt(f[0], 10, 64)
+				return v
+			}
+		}
+	}
+	return -1
+}
+
+// reaping runs a peer that orphans n processes (each started by a subshell
+// that exits at once, so PID 1 inherits it), waits a second, and prints how
+// many zombies its namespace still holds.
+func reaping(c contender, n int) (float64, float64) {
+	script := `i=0; while [ $i -lt ` + strconv.Itoa(n) + ` ]; do (/bin/true &); i=$((i+1)); done
+sleep 1
+grep -l '^State:[[:space:]]*Z' /proc/[0-9]*/status 2>/dev/null | wc -l`
+	var out bytes.Buffer
+	start := time.Now()
+	s, err := startSession(c, []string{"/bin/sh", "-c", script}, &out, false)
+	if err != nil {
+		return -1, -1
+	}
+	s.wait()
+	z, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	if err != nil {
+		return time.Since(start).Seconds(), -1
+	}
+	return time.Since(start).Seconds(), float64(z)
+}
+
+// table prints metrics by contender, each cell with its ratio to tini.
+type table struct {
+	names []string
+	rows  []string
+	cells map[string][]float64
+	more  map[string]bool
+}
+
+func newTable(cs []contender) *table {
+	t := &table{cells: map[string][]float64{}, more: map[string]bool{}}
+	for _, c := range cs {
+		t.names = append(t.names, c.name)
+	}
+	return t
+}
+
+func (t *table) set(row string, i int, v float64, higherIsBetter bool) {
+	if _, ok := t.cells[row]; !ok {
+		t.rows = append(t.rows, row)
+		t.cells[row] = make([]float64, len(t.names))
+	}
+	t.cells[row][i] = v
+	t.more[row] = higherIsBetter
+}
+
+func (t *table) print(w io.Writer) {
+	base := -1
+	for i, n := range t.names {
+		if n == "tini" {
+			base = i
+		}
+	}
+	fmt.Fprintf(w, "%-30s", "metric (ratio vs tini)")
+	for _, n := range t.names {
+		fmt.Fprintf(w, " %18s", n)
+	}
+	fmt.Fprintln(w)
+	for _, r := range t.rows {
+		fmt.Fprintf(w, "%-30s", r)
+		for _, v := range t.cells[r] {
+			cell := "n/a"
+			if v >= 0 {
+				cell = strconv.FormatFloat(v, 'f', precision(v), 64)
+				if base >= 0 && t.cells[r][base] > 0 {
+					cell += fmt.Sprintf(" (%.2f)", v/t.cells[r][base])
+				}
+			}
+			fmt.Fprintf(w, " %18s", cell)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func precision(v float64) int {
+	switch {
+	case v >= 100:
+		return 0
+	case v >= 10:
+		return 1
+	}
+	return 2
+}

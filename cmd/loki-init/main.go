@@ -1,0 +1,90 @@
+// Command loki-init is the trusted PID 1 of an agent's private PID
+// namespace. It only parses flags and runs internal/initproc; every
+// behaviour, stage and exit code is decided there.
+//
+//go:debug updatemaxprocs=0
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/initproc"
+)
+
+const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] CONTROL_DIR
+
+loki-init is the trusted PID 1 of an agent's private PID namespace: the host's
+lease, not the agent, decides how long anything in the namespace may live.
+
+Protocol, in order:
+  1. It refuses to run unless it is PID 1, then makes itself non-dumpable.
+  2. It waits for the host to renew CONTROL_DIR/lease (8 bytes, replaced
+     atomically with a new value) after it started; a lease older than the
+     init never counts.
+  3. It reads exactly one launch prelude from stdin: a 4-byte big-endian
+     length N (0 < N <= 1 MiB), then N bytes of JSON
+     {"argv": [...], "cwd": "/abs", "env": {...}}. Nothing after it is read.
+  4. It starts the peer in its own session on its own pipes and forwards
+     stdin to it (closing the peer's stdin at EOF) and its stdout/stderr to
+     fd 1/fd 2, byte for byte; it reaps every orphan.
+  From step 2 on, a lease not renewed within -lease-duration exits 124.
+
+Exit codes:
+  0-255  the peer's own code, once all its output was delivered
+         (0 as well when stdin reached EOF and the peer was still running
+         one second later, unless it had already exited nonzero)
+  124    the lease expired (at any stage)
+  125    refused or failed: not PID 1, bad prelude, spawn failure, output
+         lost or still held open 1 s after the peer exited, peer killed by
+         a signal; a refusal prints one line to stderr:
+         "ACP supervisor refused at <stage>: <class>" (never launch data)
+  128+N  SIGTERM/SIGINT/SIGHUP (N) was forwarded to the peer's session and
+         it was still running after -grace; everything was killed.
+         A peer that exits within the grace gives its own outcome.
+
+Flags:
+`
+
+func main() {
+	cfg, err := parse(os.Args[1:], os.Stderr)
+	if err == nil {
+		err = initproc.Run(cfg)
+	}
+	var e *exitcode.Error
+	if errors.As(err, &e) && e.Err != nil {
+		fmt.Fprintln(os.Stderr, e.Err)
+	}
+	os.Exit(exitcode.Of(err, exitcode.Refused))
+}
+
+// parse reads the flags. -h prints the help and exits 0; a usage error is a
+// refusal at initialization (125), like every other reason not to start.
+func parse(args []string, stderr io.Writer) (initproc.Config, error) {
+	var cfg initproc.Config
+	fs := flag.NewFlagSet("loki-init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", initproc.DefaultLeaseDuration, "exit 124 when the lease is not renewed for this long")
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", initproc.DefaultPollInterval, "how often to re-read the lease when inotify cannot report renewals")
+	fs.DurationVar(&cfg.Grace, "grace", initproc.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, exitcode.Silent(exitcode.OK)
+		}
+		return cfg, exitcode.New(exitcode.Refused, &initproc.Refusal{Stage: initproc.StageInitialization, Err: initproc.ErrUsage})
+	}
+	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 {
+		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")
+		return cfg, exitcode.New(exitcode.Refused, &initproc.Refusal{Stage: initproc.StageInitialization, Err: initproc.ErrUsage})
+	}
+	cfg.ControlDir = fs.Arg(0)
+	return cfg, nil
+}

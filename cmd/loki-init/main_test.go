@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/initproc"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int // exit code when parsing stops the program; -1 = runs
+		want initproc.Config
+	}{
+		{"defaults", []string{"/ctl"}, -1, initproc.Config{ControlDir: "/ctl", LeaseDuration: 5 * time.Second, PollInterval: 100 * time.Millisecond, Grace: 10 * time.Second}},
+		{"all flags", []string{"-lease-duration", "3s", "-poll-interval", "50ms", "-grace", "0s", "/c"}, -1, initproc.Config{ControlDir: "/c", LeaseDuration: 3 * time.Second, PollInterval: 50 * time.Millisecond}},
+		{"help", []string{"-h"}, 0, initproc.Config{}},
+		{"no dir", nil, 125, initproc.Config{}},
+		{"two dirs", []string{"/a", "/b"}, 125, initproc.Config{}},
+		{"bad duration", []string{"-lease-duration", "soon", "/c"}, 125, initproc.Config{}},
+		{"zero lease", []string{"-lease-duration", "0s", "/c"}, 125, initproc.Config{}},
+		{"unknown flag", []string{"-x", "/c"}, 125, initproc.Config{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			cfg, err := parse(tc.args, &stderr)
+			if tc.code < 0 {
+				if err != nil || cfg != tc.want {
+					t.Fatalf("cfg %+v err %v, want %+v", cfg, err, tc.want)
+				}
+				return
+			}
+			if got := exitcode.Of(err, -1); err == nil || got != tc.code {
+				t.Fatalf("exit %d (%v), want %d", got, err, tc.code)
+			}
+			if tc.code == 125 && !strings.Contains(err.Error(), "refused at initialization: usage") {
+				t.Fatalf("error %q", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/treedigest"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "digest",
+		Usage:     "print the manifest-v3 tree digest of a git work tree",
+		ArgsUsage: "DIR",
+		Description: "Prints the SHA-256 that proof receipts record as tree_sha256: one entry per path\n" +
+			"in the git index or on disk (ignored files included; .git, .loki and the\n" +
+			"dependency/cache directories listed in the manifest excluded), with content\n" +
+			"hashes, modes, symlink targets and submodule commits. DIR must be the top\n" +
+			"level of a git work tree. --manifest prints the canonical JSON that is hashed.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "manifest", Usage: "print the manifest (canonical JSON) instead of its digest"},
+		},
+		Action: digestAction,
+	})
+}
+
+func digestAction(c *cli.Context) error {
+	manifest := c.Bool("manifest")
+	var args []string
+	for _, a := range c.Args().Slice() {
+		// urfave/cli stops at the first argument; accept DIR --manifest too.
+		if a == "--manifest" || a == "-manifest" {
+			manifest = true
+			continue
+		}
+		args = append(args, a)
+	}
+	if len(args) != 1 {
+		return exitcode.New(2, errors.New("digest: expected exactly one DIR (see --help)"))
+	}
+	dir := args[0]
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return exitcode.New(2, fmt.Errorf("digest: %s is not a directory", dir))
+	}
+	m, err := treedigest.Manifest(c.Context, dir)
+	switch {
+	case errors.Is(err, treedigest.ErrNotWorkTree):
+		return exitcode.New(1, fmt.Errorf("digest: %s is not the top level of a git work tree", dir))
+	case err != nil:
+		return exitcode.New(1, fmt.Errorf("digest: %v", err))
+	}
+	if manifest {
+		_, err = fmt.Fprintf(c.App.Writer, "%s\n", m)
+	} else {
+		_, err = fmt.Fprintln(c.App.Writer, treedigest.SumHex(m))
+	}
+	return err
+}

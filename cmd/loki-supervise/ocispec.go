@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/ocibundle"
+	"github.com/loki-sh/loki/internal/session"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "oci-spec",
+		Usage:     "print the OCI runtime config.json the oci backend uses",
+		UsageText: "loki-supervise oci-spec --rootfs DIR --control-dir DIR [flags] > bundle/config.json",
+		Description: `Prints the config.json of an OCI bundle whose process is loki-init, for people who
+run bundles with their own tooling (containerd, CRI-O, Kubernetes, plain runc).
+loki-init is bind-mounted read-only from --init at /.loki/init and the control
+dir (where your host side keeps replacing the 8-byte lease file) read-only at
+/.loki/control. Every capability set is empty, noNewPrivileges is set, the root
+filesystem is read-only (with a tmpfs /tmp), and a pids limit applies.
+
+Example:
+  loki-supervise oci-spec --rootfs /srv/rootfs --control-dir /run/me/ctl > bundle/config.json`,
+		Flags: append(bundleFlags(), &cli.StringFlag{Name: "control-dir", Usage: "host path of the control dir (required)"}),
+		Action: func(c *cli.Context) error {
+			ctl := c.String("control-dir")
+			if ctl == "" {
+				return usage("oci-spec: --control-dir DIR is required")
+			}
+			ctl, err := filepath.Abs(ctl)
+			if err != nil {
+				return usage("oci-spec: %v", err)
+			}
+			init, err := session.FindInit(c.String("init"))
+			if err != nil {
+				return notLaunched(err)
+			}
+			opts, err := bundleOptions(c, init)
+			if err != nil {
+				return err
+			}
+			opts.ControlDir = ctl
+			opts.InitArgs = session.Config{
+				LeaseDuration: c.Duration("lease-duration"),
+				PollInterval:  c.Duration("poll-interval"),
+				Grace:         c.Duration("grace"),
+			}.InitArgs()
+			spec, err := ocibundle.Config(opts)
+			if err != nil {
+				return usage("oci-spec: %v", err)
+			}
+			b, err := ocibundle.Marshal(spec)
+			if err != nil {
+				return exitcode.New(1, err)
+			}
+			fmt.Fprint(c.App.Writer, string(b))
+			return nil
+		},
+	})
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/direct"
+	"github.com/loki-sh/loki/internal/dockerbackend"
+	"github.com/loki-sh/loki/internal/envpolicy"
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/launch"
+	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/nsbackend"
+	"github.com/loki-sh/loki/internal/ocibundle"
+	"github.com/loki-sh/loki/internal/session"
+)
+
+// repeated is a flag that may be given many times; unlike cli.StringSlice
+// it never splits a value on commas (an --env value may contain them).
+type repeated []string
+
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+
+func defaultIsolation() string {
+	if runtime.GOOS == "linux" {
+		return nsbackend.Name
+	}
+	return direct.Name
+}
+
+func init() {
+	register(&cli.Command{
+		Name:      "session",
+		Usage:     "run an agent as the peer of loki-init, relaying its stdio byte-exactly",
+		UsageText: "loki-supervise session [flags] -- CMD [ARGS...]",
+		Description: `Runs CMD under a fresh loki-init (a trusted PID 1) and relays stdin to it and its
+stdout/stderr back, byte for byte: an ACP client can talk to the agent through it.
+loki-supervise holds the lease: if it dies, even by kill -9, the whole session is
+gone within --lease-duration plus one poll.
+
+Isolation (--isolation):
+  namespace  (Linux default) new PID + mount namespace made by loki-supervise itself;
+             fresh /proc, control dir read-only, the peer has no capabilities.
+  oci        an OCI bundle run by crun or runc (--runtime) on --rootfs DIR.
+  docker     docker run -i --rm of --image with loki-init as entrypoint (untested end to end).
+  none       no namespace and no lease: the peer runs in its own session (macOS default).
+
+Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when
+set) plus what --env names, never the supervisor's whole environment.
+
+Exit code: the session's (the peer's code, 124 lease expired, 125 refused/failed or
+peer killed by a signal); 127 when the backend could not start; 128+N when signal N
+had to be followed by a kill after --stop-timeout; 2 for usage errors.
+
+Examples:
+  loki-supervise session -- claude --acp
+  loki-supervise session --env ANTHROPIC_API_KEY --env NO_COLOR=1 -- codex acp
+  loki-supervise session --isolation oci --runtime runc --rootfs /srv/agent-rootfs \
+      --bind /home/me/proj:/work --cwd /work -- /usr/bin/agent
+  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session -- ./rpc-server`,
+		Flags: sessionFlags(),
+		Action: func(c *cli.Context) error {
+			return runSession(c)
+		},
+	})
+	register(&cli.Command{
+		Name:            nsbackend.StageCommand,
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return exitcode.Silent(nsbackend.RunStage(c.Args().Slice()))
+		},
+	})
+	register(&cli.Command{
+		Name:            ocibundle.ShimCommand,
+		Hidden:          true,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			return exitcode.Silent(ocibundle.RunShim(c.Args().Slice()))
+		},
+	})
+}
+
+func sessionFlags() []cli.Flag {
+	return append([]cli.Flag{
+		&cli.StringFlag{Name: "isolation", Value: defaultIsolation(), EnvVars: []string{"LOKI_ISOLATION"},
+			Usage: "namespace | oci | docker | none"},
+		&cli.GenericFlag{Name: "env", Value: &repeated{},
+			Usage: "pass NAME from this environment, or set NAME=VALUE (repeatable)"},
+		&cli.BoolFlag{Name: "no-default-env", Usage: "do not pass the default variables (HOME, PATH, ...)"},
+		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci and docker)"},
+		&cli.StringFlag{Name: "stdin-from", Hidden: true},
+		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
+			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
+		&cli.StringFlag{Name: "control-root", Usage: "parent of the private control dirs (default /run/loki for root, else $XDG_RUNTIME_DIR/loki)"},
+		&cli.StringFlag{Name: "runtime", Value: "crun", Usage: "oci: crun or runc, or a path to one"},
+		&cli.StringFlag{Name: "image", Usage: "docker: the image to run"},
+		&cli.StringFlag{Name: "docker", Value: "docker", Usage: "docker: the Docker CLI"},
+		&cli.BoolFlag{Name: "no-parent-death-signal", Hidden: true},
+	}, bundleFlags()...)
+}
+
+// bundleFlags are shared with oci-spec.
+func bundleFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "init", Usage: "loki-init binary (default: next to loki-supervise, else on PATH)"},
+		&cli.DurationFlag{Name: "lease-duration", Value: lease.DefaultDuration, Usage: "the session ends when no renewal is seen for this long"},
+		&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed"},
+		&cli.DurationFlag{Name: "poll-interval", Value: session.DefaultPollInterval, Usage: "how often loki-init checks the lease"},
+		&cli.DurationFlag{Name: "grace", Value: session.DefaultGrace, Usage: "loki-init's delay between forwarding SIGTERM to the peer and killing it"},
+		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
+		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
+		&cli.Int64Flag{Name: "pids-limit", Value: ocibundle.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
+		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
+	}
+}
+
+func usage(format string, a ...any) error { return exitcode.New(2, fmt.Errorf(format, a...)) }
+
+func runSession(c *cli.Context) error {
+	argv := c.Args().Slice()
+	if len(argv) == 0 {
+		return usage("session: no command given: loki-supervise session [flags] -- CMD [ARGS...]")
+	}
+	policy, err := envpolicy.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
+	if err != nil {
+		return usage("session: %v", err)
+	}
+	isolation := c.String("isolation")
+	cwd, err := sessionCwd(c, isolation)
+	if err != nil {
+		return usage("session: %v", err)
+	}
+	backend, err := makeBackend(c, isolation)
+	if err != nil {
+		return err
+	}
+	stdin := os.Stdin
+	if p := c.String("stdin-from"); p != "" {
+		if stdin, err = os.Open(p); err != nil {
+			return usage("session: %v", err)
+		}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	return session.Run(session.Config{
+		Backend:       backend,
+		Peer:          launch.Spec{Argv: argv, Cwd: cwd, Env: policy.Build(os.Environ())},
+		LeaseDuration: c.Duration("lease-duration"),
+		RenewInterval: c.Duration("renew-interval"),
+		PollInterval:  c.Duration("poll-interval"),
+		Grace:         c.Duration("grace"),
+		StopTimeout:   c.Duration("stop-timeout"),
+		ControlRoot:   c.String("control-root"),
+		Stdin:         stdin,
+		Stdout:        os.Stdout,
+		Stderr:        os.Stderr,
+		Signals:       sigs,
+		Notes:         os.Stderr,
+	})
+}
+
+func sessionCwd(c *cli.Context, isolation string) (string, error) {
+	if d := c.String("cwd"); d != "" {
+		if isolation == nsbackend.Name || isolation == direct.Name {
+			return filepath.Abs(d)
+		}
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("--cwd %s: must be absolute inside the container", d)
+		}
+		return d, nil
+	}
+	if isolation == ocibundle.Name || isolation == dockerbackend.Name {
+		return "/", nil
+	}
+	return os.Getwd()
+}
+
+func notLaunched(err error) error { return exitcode.New(exitcode.NotLaunched, err) }
+
+func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
+	switch isolation {
+	case direct.Name:
+		return direct.Backend{}, nil
+	case nsbackend.Name, ocibundle.Name, dockerbackend.Name:
+	default:
+		return nil, usage("session: --isolation %q: want namespace, oci, docker or none", isolation)
+	}
+	init, err := session.FindInit(c.String("init"))
+	if err != nil {
+		return nil, notLaunched(err)
+	}
+	switch isolation {
+	case nsbackend.Name:
+		return &nsbackend.Backend{Init: init, NoParentDeathSignal: c.Bool("no-parent-death-signal")}, nil
+	case ocibundle.Name:
+		if _, _, err := ocibundle.ResolveRuntime(c.String("runtime")); err != nil {
+			return nil, notLaunched(err)
+		}
+		opts, err := bundleOptions(c, init)
+		if err != nil {
+			return nil, err
+		}
+		warn := func(s string) { fmt.Fprintln(os.Stderr, "loki-supervise: "+s) }
+		return &ocibundle.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
+	default:
+		binds := *c.Generic("bind").(*repeated)
+		return &dockerbackend.Backend{Options: dockerbackend.Options{
+			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
+			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),
+		}}, nil
+	}
+}
+
+func bundleOptions(c *cli.Context, init string) (ocibundle.Options, error) {
+	rootfs := c.String("rootfs")
+	if rootfs == "" {
+		return ocibundle.Options{}, usage("--rootfs DIR is required for the oci backend (a directory with the agent's filesystem)")
+	}
+	rootfs, err := filepath.Abs(rootfs)
+	if err != nil {
+		return ocibundle.Options{}, usage("--rootfs: %v", err)
+	}
+	if st, err := os.Stat(rootfs); err != nil || !st.IsDir() {
+		return ocibundle.Options{}, usage("--rootfs %s: not a directory", rootfs)
+	}
+	var binds []ocibundle.Bind
+	for _, s := range *c.Generic("bind").(*repeated) {
+		b, err := ocibundle.ParseBind(s)
+		if err != nil {
+			return ocibundle.Options{}, usage("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	return ocibundle.Options{
+		Rootfs: rootfs, Init: init, PidsLimit: c.Int64("pids-limit"),
+		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
+		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()),
+	}, nil
+}

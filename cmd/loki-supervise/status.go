@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/canonjson"
+	"github.com/loki-sh/loki/internal/execution"
+	"github.com/loki-sh/loki/internal/exitcode"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "status",
+		Usage:     "show one execution",
+		UsageText: "loki-supervise status UUID [--json]",
+		Description: "Shows the record of an execution. A running execution whose supervisor died (its pid\n" +
+			"is gone or now belongs to another process) is shown as `running (supervisor lost)`;\n" +
+			"--json prints state.json plus the derived fields supervisor_alive and display_state.",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the record as JSON"}},
+		Action: func(c *cli.Context) error {
+			store, id, trailing, err := oneID(c, "json")
+			if err != nil {
+				return err
+			}
+			st, err := store.Read(id)
+			if err != nil {
+				return readErr(id, err)
+			}
+			v := execution.Describe(st)
+			if c.Bool("json") || trailing["json"] {
+				b, err := canonjson.MarshalIndent(v.JSON())
+				if err != nil {
+					return exitcode.New(1, err)
+				}
+				fmt.Fprintf(c.App.Writer, "%s\n", b)
+				return nil
+			}
+			printStatus(c.App.Writer, v)
+			return nil
+		},
+	})
+}
+
+func printStatus(w io.Writer, v execution.View) {
+	st := v.State
+	line := func(k, val string) {
+		if val != "" {
+			fmt.Fprintf(w, "%-10s %s\n", k, val)
+		}
+	}
+	line("execution", st.Str("execution_id"))
+	line("state", v.Display)
+	if pid, ok := st.Int("runner_pid"); ok {
+		line("runner", fmt.Sprintf("pid %d (session and group leader)", pid))
+	}
+	line("started", st.Str("started_at"))
+	line("exited", st.Str("exited_at"))
+	if code, ok := st.Int("exit_code"); ok {
+		line("exit", fmt.Sprintf("code %d", code))
+	} else if sig, ok := st.Int("signal"); ok {
+		line("exit", fmt.Sprintf("signal %d", sig))
+	}
+	line("run id", st.Str("run_id"))
+	line("deadline", st.Str("deadline_reason"))
+	line("stop", st.Str("stop_requested_at"))
+	line("signalled", st.Str("stop_signal_sent_at"))
+	line("stop error", st.Str("stop_error"))
+	line("launch", st.Str("launch_error"))
+	line("log", st.Str("runner_log"))
+}

@@ -1,0 +1,77 @@
+package dockerbackend
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestArgs(t *testing.T) {
+	base := Options{
+		Image: "debian:12", Init: "/opt/loki/bin/loki-init", ControlDir: "/run/loki/session-1/control",
+		InitArgs: []string{"-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s"},
+		Name:     "loki-abc", PidsLimit: 4096,
+	}
+	common := []string{"docker", "run", "-i", "--rm",
+		"--name", "loki-abc",
+		"--entrypoint", "/.loki/init",
+		"--mount", "type=bind,source=/opt/loki/bin/loki-init,target=/.loki/init,readonly",
+		"--mount", "type=bind,source=/run/loki/session-1/control,target=/.loki/control,readonly",
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--log-driver", "none",
+		"--pids-limit", "4096",
+	}
+	tail := []string{"debian:12", "-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s", "/.loki/control"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want []string
+	}{
+		{"defaults: read-only root with tmpfs /tmp", func(*Options) {},
+			cat(common, []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
+		{"writable root, user and a volume", func(o *Options) {
+			o.WritableRootfs, o.User, o.Binds = true, "1000:1000", []string{"/src:/work"}
+		}, cat(common, []string{"--user", "1000:1000", "--volume", "/src:/work"}, tail)},
+		{"custom CLI path, no pids limit", func(o *Options) { o.Docker, o.PidsLimit = "/usr/local/bin/docker", 0 },
+			cat([]string{"/usr/local/bin/docker"}, common[1:len(common)-2], []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base
+			tc.edit(&o)
+			got, err := Args(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Args:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestArgsRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+	}{
+		{"no image", Options{Init: "/i", ControlDir: "/c"}},
+		{"comma in a mount source", Options{Image: "x", Init: "/a,b", ControlDir: "/c"}},
+		{"quote in the control dir", Options{Image: "x", Init: "/i", ControlDir: "/c\""}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Args(tc.o); !errors.Is(err, ErrOptions) {
+				t.Fatalf("Args(%+v) = %v, want ErrOptions", tc.o, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,306 @@
+package execution
+
+import (
+	"context"
+
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/loki-sh/loki/internal/childenv"
+	"github.com/loki-sh/loki/internal/lineage"
+	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/state"
+)
+
+// Spec describes one supervised execution. Paths must already be resolved
+// (ResolvePath).
+type Spec struct {
+	ID    state.ID
+	Store *state.Store
+	// Args is the runner argv before confinement.
+	Args      []string
+	Workspace string
+	// LokiDir holds state/trust-run-id and proofs/<run-id>/proof.json.
+	LokiDir string
+	// RunSh and Spec are given to the confinement profile (build only).
+	RunSh, SpecFile string
+	// HardTimeout (wall clock since start) and IdleTimeout (no growth of
+	// runner.log) stop the runner like a stop request; 0 disables.
+	HardTimeout, IdleTimeout time.Duration
+}
+
+// Timing holds the stop grace, poll interval and descendant grace.
+type Timing struct {
+	StopGrace, Poll, DescendantGrace time.Duration
+}
+
+// TimingFromEnv reads the LOKI_BUILD_* knobs, falling back to defaults.
+func TimingFromEnv() Timing {
+	return Timing{
+		StopGrace:       positiveSeconds(EnvStopGrace, DefaultStopGrace),
+		Poll:            positiveSeconds(EnvPoll, DefaultPoll),
+		DescendantGrace: positiveSeconds(EnvDescendantGrace, DefaultDescendantGrace),
+	}
+}
+
+// Result is the end of a supervised execution.
+type Result struct {
+	// Returncode is the runner's exit code, or -N for a death by signal N,
+	// as the reference records it; Launched is false for launch_failed.
+	Returncode int
+	Launched   bool
+	Reason     string
+}
+
+// ExitCode is the supervisor's own exit status: the runner's code, 128+N
+// for a signal, capped at 255; 127 when the runner never started.
+func (r Result) ExitCode() int {
+	switch {
+	case !r.Launched:
+		return 127
+	case r.Returncode < 0:
+		return 128 - r.Returncode
+	}
+	return min(r.Returncode, 255)
+}
+
+// Run supervises one execution to its end and writes every transition into
+// the record. The error is non-nil only when the record itself could not
+// be written (the run's outcome is in Result and in state.json).
+func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
+	if err := d.check(); err != nil {
+		return Result{}, err
+	}
+	// Catch SIGTERM/SIGINT from the start: one that arrives while the
+	// runner is being launched must stop it, not kill the supervisor and
+	// orphan the runner.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	if _, err := s.Store.Update(s.ID, map[string]any{
+		"supervisor_pid":         os.Getpid(),
+		"supervisor_birth_token": ownToken(),
+	}); err != nil {
+		return Result{}, err
+	}
+	// A reused brownfield workspace may hold an older run id; only one
+	// minted after this point may bind this execution's proof.
+	baseline := readRunID(s.LokiDir)
+
+	sv := &supervisor{spec: s, timing: t, deps: d, baseline: baseline}
+	env, err := childenv.Build(s.Workspace, s.LokiDir)
+	if err != nil {
+		return sv.launchFailed(err)
+	}
+	r, err := sv.launch(childenv.List(env))
+	if err != nil {
+		return sv.launchFailed(err)
+	}
+	defer r.Close()
+	return sv.supervise(ctx, r, sigs)
+}
+
+func (d Deps) check() error {
+	if d.Start == nil || d.EmptyProof == nil || d.SnapshotProof == nil || d.TreeDigest == nil || d.Confine == nil {
+		return ErrNotWired
+	}
+	return nil
+}
+
+func ownToken() string {
+	tok, _ := procid.BirthToken(os.Getpid())
+	return tok
+}
+
+type supervisor struct {
+	spec     Spec
+	timing   Timing
+	deps     Deps
+	baseline string
+	log      *os.File
+	group    procid.Group
+}
+
+func (sv *supervisor) update(fields map[string]any) error {
+	_, err := sv.spec.Store.Update(sv.spec.ID, fields)
+	return err
+}
+
+// launch confines, opens the log and starts the runner.
+func (sv *supervisor) launch(env []string) (Runner, error) {
+	s := sv.spec
+	args, confinement, err := sv.deps.Confine(s.Store.Dir(s.ID), s.Args, s.Workspace, s.RunSh, s.SpecFile)
+	if err != nil {
+		return nil, err
+	}
+	if confinement != nil {
+		if err := sv.update(map[string]any{"confinement": confinement}); err != nil {
+			return nil, err
+		}
+	}
+	log, err := s.Store.OpenLog(s.ID)
+	if err != nil {
+		return nil, err
+	}
+	r, err := sv.deps.Start(Command{Args: args, Dir: s.Workspace, Env: env, Stdout: log, Stderr: log})
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	sv.log = log
+	return r, nil
+}
+
+func (sv *supervisor) launchFailed(cause error) (Result, error) {
+	now := utcNow()
+	err := sv.update(map[string]any{
+		"state":              "exited",
+		"exited_at":          now,
+		"finished_at":        now,
+		"returncode":         nil,
+		"exit_code":          nil,
+		"signal":             nil,
+		"termination_reason": "launch_failed",
+		"launch_error":       cause.Error(),
+		"proof":              sv.deps.EmptyProof(sv.spec.ID.String(), "runner launch failed"),
+	})
+	return Result{Launched: false, Reason: "launch_failed"}, err
+}
+
+// running records the runner's identity. The ids come from the spawn: the
+// runner was made session and group leader before exec, so they stay
+// authoritative after it exits.
+func (sv *supervisor) running(r Runner) error {
+	pid := r.PID()
+	token := r.Identity().Token()
+	if token == "" {
+		token, _ = procid.BirthToken(pid)
+	}
+	sv.group = procid.Group{PID: pid, PGID: pid, SID: pid, Token: token, PidFD: r.PidFD()}
+	return sv.update(map[string]any{
+		"state":              "running",
+		"started_at":         utcNow(),
+		"runner_pid":         pid,
+		"runner_pgid":        pid,
+		"runner_sid":         pid,
+		"runner_birth_token": token,
+		"runner_log":         sv.spec.Store.Path(sv.spec.ID, state.LogFile),
+	})
+}
+
+func (sv *supervisor) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) (Result, error) {
+	if err := sv.running(r); err != nil {
+		// Without a record nobody can stop it: do not leave it running.
+		sv.group.Signal(syscall.SIGKILL)
+		<-r.Done()
+		sv.log.Close()
+		return Result{}, err
+	}
+	loop := newStopLoop(sv, r)
+	loopErr := loop.run(ctx, sigs)
+	sv.log.Close()
+
+	code, sig := r.Status()
+	rc := code
+	if sig > 0 {
+		rc = -sig
+	}
+	res, err := sv.exited(r, rc, loop)
+	if err == nil {
+		err = loopErr
+	}
+	return res, err
+}
+
+// signalGroup sends sig to the verified group; the error text is what
+// stop_error records. The record and the spawn must agree on who the
+// runner is: if state.json now names another pid or birth token, the
+// supervisor cannot tell which one is right and refuses (fail closed).
+func (sv *supervisor) signalGroup(sig syscall.Signal) error {
+	st, err := sv.spec.Store.Read(sv.spec.ID)
+	if err != nil || !recordNames(st, sv.group) {
+		return procid.ErrGroupRefused
+	}
+	return sv.group.Signal(sig)
+}
+
+func recordNames(st state.State, g procid.Group) bool {
+	pid, ok1 := st.Int("runner_pid")
+	pgid, ok2 := st.Int("runner_pgid")
+	sid, ok3 := st.Int("runner_sid")
+	return ok1 && ok2 && ok3 && pid == g.PID && pgid == g.PGID && sid == g.SID &&
+		st.Str("runner_birth_token") == g.Token
+}
+
+func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
+	var desc lineage.Outcome
+	if loop.lineageErr != "" {
+		desc = lineage.EmptyOutcome()
+		desc.Error = loop.lineageErr
+	} else {
+		desc = r.Reconcile(sv.timing.DescendantGrace)
+	}
+	id := sv.spec.ID.String()
+	runID, tree := "", ""
+	var proof Proof
+	if desc.Detected || desc.Error != "" {
+		proof = sv.deps.EmptyProof(id, "proof not captured because runner descendants survived direct exit")
+	} else {
+		runID = loop.runID
+		if runID == "" {
+			if c := readRunID(sv.spec.LokiDir); c != "" && c != sv.baseline {
+				runID = c
+			}
+		}
+		// The exact proof is snapshotted first; the tree it must match is
+		// derived from the workspace afterwards.
+		proof = sv.deps.SnapshotProof(sv.spec.Store.Dir(sv.spec.ID), id, sv.spec.LokiDir, runID)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		tree, _ = sv.deps.TreeDigest(ctx, sv.spec.Workspace)
+		cancel()
+		proof.Bind(runID, tree)
+	}
+	reason := terminationReason(desc, loop.stopSent, rc, proof)
+	fields := map[string]any{
+		"state":              "exited",
+		"returncode":         rc,
+		"exit_code":          nil,
+		"signal":             nil,
+		"termination_reason": reason,
+		"run_id":             runID,
+		"final_tree_sha256":  tree,
+		"descendants":        desc,
+		"proof":              proof,
+	}
+	if rc >= 0 {
+		fields["exit_code"] = rc
+	} else {
+		fields["signal"] = -rc
+	}
+	now := utcNow()
+	fields["exited_at"], fields["finished_at"] = now, now
+	return Result{Returncode: rc, Launched: true, Reason: reason}, sv.update(fields)
+}
+
+// terminationReason applies the reference's precedence: descendants, then
+// a stop that was actually sent, then a bound and completed proof, then
+// the exit codes run.sh uses for "finished but not verified" (0, 20).
+func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof) string {
+	switch {
+	case desc.Detected && desc.Quiescent:
+		return "descendants_terminated"
+	case desc.Detected:
+		return "descendants_uncontained"
+	case desc.Error != "":
+		return "descendant_check_failed"
+	case stopped:
+		return "stopped"
+	case rc == 0 && proof.Completed(rc):
+		return "completed"
+	case rc == 0 || rc == 20:
+		return "verification_failed"
+	}
+	return "crashed"
+}

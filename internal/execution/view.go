@@ -1,0 +1,77 @@
+package execution
+
+import (
+	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/state"
+)
+
+// SupervisorAlive reports whether the supervisor recorded in st is still
+// the same live process: its pid exists, is not a zombie, and has the
+// recorded birth token. A record without a supervisor is not alive.
+func SupervisorAlive(st state.State) bool {
+	pid, ok := st.Int("supervisor_pid")
+	token := st.Str("supervisor_birth_token")
+	if !ok || pid <= 0 || token == "" {
+		return false
+	}
+	if id, err := procid.Restore(pid, token); err == nil {
+		return id.Matches()
+	}
+	// An imprecise (ps) token can still show that the process changed;
+	// it is only trusted to say "alive", never to authorise a signal.
+	s, err := procid.Stat(pid)
+	if err == nil && (s.State == 'Z' || s.State == 'X') {
+		return false
+	}
+	now, err := procid.BirthToken(pid)
+	return err == nil && now == token
+}
+
+// View is a record as a reader shows it: the stored fields plus derived
+// ones that are never written back.
+type View struct {
+	State state.State
+	// Display is the state for humans, e.g. "running (supervisor lost)".
+	Display string
+	// SupervisorAlive is derived at read time; meaningful until exited.
+	SupervisorAlive bool
+}
+
+// Describe derives the reader's view of a record.
+func Describe(st state.State) View {
+	v := View{State: st, SupervisorAlive: SupervisorAlive(st)}
+	s := st.Str("state")
+	switch {
+	case s == "exited":
+		v.Display = "exited"
+		if r := st.Str("termination_reason"); r != "" {
+			v.Display += " (" + r + ")"
+		}
+	case !v.SupervisorAlive:
+		if s == "" {
+			s = "starting"
+		}
+		v.Display = s + " (supervisor lost)"
+	case s == "":
+		v.Display = "starting"
+	default:
+		v.Display = s
+		if st.Str("stop_requested_at") != "" {
+			v.Display += " (stopping)"
+		}
+	}
+	return v
+}
+
+// JSON returns the record with the derived fields added, for --json.
+func (v View) JSON() map[string]any {
+	out := make(map[string]any, len(v.State)+2)
+	for k, val := range v.State {
+		out[k] = val
+	}
+	if v.State.Str("state") != "exited" {
+		out["supervisor_alive"] = v.SupervisorAlive
+	}
+	out["display_state"] = v.Display
+	return out
+}

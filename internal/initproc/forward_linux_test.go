@@ -1,0 +1,108 @@
+package initproc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// pump is byte-exact whichever path it takes: splice between pipes, splice
+// from a pipe into a file, and read/write where splice is refused (an
+// O_APPEND file) or a descriptor is non-blocking.
+func TestPumpIsByteExact(t *testing.T) {
+	data := make([]byte, 3<<20+12345)
+	rand.Read(data)
+	cases := []struct {
+		name string
+		dst  func(t *testing.T) (fd int, read func() []byte)
+	}{
+		{"pipe to pipe", pipeSink},
+		{"pipe to file", fileSink(os.O_WRONLY | os.O_CREATE)},
+		{"pipe to append-only file", fileSink(os.O_WRONLY | os.O_CREATE | os.O_APPEND)},
+		{"pipe to non-blocking pipe", func(t *testing.T) (int, func() []byte) {
+			fd, read := pipeSink(t)
+			unix.SetNonblock(fd, true)
+			return fd, read
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var src [2]int
+			if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				writeAll(src[1], data)
+				unix.Close(src[1])
+			}()
+			dst, read := tc.dst(t)
+			eof, err := pump(dst, src[0])
+			unix.Close(src[0])
+			unix.Close(dst)
+			if !eof || err != nil {
+				t.Fatalf("eof=%v err=%v", eof, err)
+			}
+			if got := read(); !bytes.Equal(got, data) {
+				t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
+			}
+		})
+	}
+}
+
+// A reader that went away is an error, not an end of file.
+func TestPumpReportsBrokenDestination(t *testing.T) {
+	var src, dst [2]int
+	unix.Pipe2(src[:], unix.O_CLOEXEC)
+	unix.Pipe2(dst[:], unix.O_CLOEXEC)
+	unix.Close(dst[0])
+	go func() {
+		writeAll(src[1], []byte("lost"))
+		unix.Close(src[1])
+	}()
+	eof, err := pump(dst[1], src[0])
+	if eof || err == nil {
+		t.Fatalf("eof=%v err=%v, want EPIPE", eof, err)
+	}
+}
+
+func pipeSink(t *testing.T) (int, func() []byte) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 1<<16)
+		for {
+			n, err := unix.Read(p[0], b)
+			if n <= 0 || err != nil {
+				break
+			}
+			buf.Write(b[:n])
+		}
+		unix.Close(p[0])
+		got <- buf.Bytes()
+	}()
+	return p[1], func() []byte { return <-got }
+}
+
+func fileSink(flags int) func(t *testing.T) (int, func() []byte) {
+	return func(t *testing.T) (int, func() []byte) {
+		path := filepath.Join(t.TempDir(), "out")
+		f, err := os.OpenFile(path, flags, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := unix.Dup(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fd, func() []byte { b, _ := os.ReadFile(path); return b }
+	}
+}

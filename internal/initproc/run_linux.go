@@ -1,0 +1,296 @@
+package initproc
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/launch"
+	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/reap"
+)
+
+// Run is loki-init. It returns the *exitcode.Error to exit with (its Err,
+// when set, is the refusal line to print); the caller must exit at once.
+func Run(cfg Config) error {
+	cfg = cfg.withDefaults()
+	if unix.Getpid() != 1 {
+		return refuse(StageInitialization, ErrNotPID1)
+	}
+	sig := catchSignals()
+	// Before anything else exists: the peer has our uid, and a dumpable
+	// PID 1 could be ptraced or have /proc/1/environ read. Never exec after
+	// this (exec may reset dumpability).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return refuse(StageInitialization, ErrProtect)
+	}
+	closeInherited()
+	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
+	// sit in the kernel; setting it also stops the runtime from re-reading
+	// cgroup CPU limits every second, a wakeup an idle init does not need.
+	runtime.GOMAXPROCS(procs)
+	if cfg.ControlDir == "" {
+		return refuse(StageInitialization, ErrUsage)
+	}
+	l := newLoop(cfg, sig)
+	return l.run()
+}
+
+// procs is the init's GOMAXPROCS.
+var procs = 1
+
+// closeInherited marks every descriptor above stderr close-on-exec, so a
+// descriptor the host leaked into the init never reaches the peer.
+func closeInherited() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+}
+
+type preludeResult struct {
+	body []byte
+	err  error
+}
+
+// loop is the init's single event loop: every decision is taken here, on
+// one goroutine, from events the helpers send (lease notifications, timers,
+// signals, the prelude reader, the forwarders). A nil channel is an event
+// that cannot happen in the current stage.
+type loop struct {
+	cfg    Config
+	stage  Stage
+	sig    signals
+	g      *guard
+	gone   <-chan struct{}
+	reaper *reap.Reaper
+	redo   chan struct{} // a sweep used its whole batch
+
+	prelude chan preludeResult
+	fwd     chan forwarded
+	peer    peer
+	open    int       // output forwarders still running
+	ended   time.Time // when the peer's exit was collected
+	heldC   <-chan time.Time
+	eofC    <-chan time.Time
+	graceC  <-chan time.Time
+	stopSig unix.Signal
+}
+
+func newLoop(cfg Config, sig signals) *loop {
+	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1)}
+	l.stage = StageFirstLease
+	now := time.Now()
+	// The value present now is only a baseline: a stale lease left by a
+	// dead owner must never launch a payload.
+	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
+	events, gone := watchDir(cfg.ControlDir)
+	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, events, now)
+	l.gone = gone
+	l.stage = StageInitialRenewal
+	return l
+}
+
+func (l *loop) run() error {
+	for {
+		var err error
+		select {
+		case <-l.g.events:
+			err = l.leased(l.g.observe(time.Now()))
+		case <-l.g.timer.C:
+			err = l.leased(l.g.onTimer(time.Now()))
+		case <-l.g.pollC:
+			err = l.leased(l.g.observe(time.Now()))
+		case <-l.gone:
+			l.gone = nil
+			l.g.lost()
+		case s := <-l.sig.stop:
+			err = l.stop(s.(unix.Signal))
+		case <-l.sig.chld:
+			l.sweep()
+		case <-l.redo:
+			l.sweep()
+		case r := <-l.prelude:
+			err = l.launch(r)
+		case f := <-l.fwd:
+			err = l.forwarded(f)
+		case <-l.heldC:
+			// Something the peer left behind still holds its output: the
+			// run cannot be called complete, and exiting kills the holder.
+			err = refuse(StageSupervision, ErrOutputHeld)
+		case <-l.eofC:
+			err = l.inputDone()
+		case <-l.graceC:
+			killAll()
+			err = shutdownCode(int(l.stopSig))
+		}
+		if err == nil && l.stage == StageSupervision {
+			err = l.settle()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// leased applies a lease observation: expiry ends the run at any stage; the
+// first renewal opens launch input.
+func (l *loop) leased(renewed bool, err error) error {
+	if err != nil {
+		return expired()
+	}
+	if renewed && l.stage == StageInitialRenewal {
+		l.stage = StageLaunchInput
+		l.prelude = make(chan preludeResult, 1)
+		go readPrelude(l.prelude)
+	}
+	return nil
+}
+
+// readPrelude reads exactly the header and the body from fd 0: reads are
+// sized to what is still missing, so no peer byte is consumed.
+func readPrelude(out chan<- preludeResult) {
+	var hdr [launch.HeaderSize]byte
+	if err := readFull(0, hdr[:]); err != nil {
+		out <- preludeResult{err: launch.ErrTruncated}
+		return
+	}
+	n, err := launch.ParseLength(hdr)
+	if err != nil {
+		out <- preludeResult{err: err}
+		return
+	}
+	body := make([]byte, n)
+	if err := readFull(0, body); err != nil {
+		out <- preludeResult{err: launch.ErrTruncated}
+		return
+	}
+	out <- preludeResult{body: body}
+}
+
+// launch validates the prelude and spawns the peer. As in the reference, a
+// body that is not JSON fails at launch-input and a JSON value that cannot
+// be launched fails at peer-spawn.
+func (l *loop) launch(r preludeResult) error {
+	l.prelude = nil
+	if r.err != nil {
+		return refuse(StageLaunchInput, r.err)
+	}
+	spec, err := launch.Parse(r.body)
+	if errors.Is(err, launch.ErrSyntax) {
+		return refuse(StageLaunchInput, err)
+	}
+	l.stage = StagePeerSpawn
+	if err != nil {
+		return refuse(StagePeerSpawn, err)
+	}
+	p, err := spawn(spec)
+	if err != nil {
+		return refuse(StagePeerSpawn, err)
+	}
+	l.peer = p
+	l.reaper.SetPeer(p.pid)
+	l.stage = StageSupervision
+	l.fwd = make(chan forwarded, 3)
+	l.open = 2
+	go func() {
+		forward(streamIn, p.stdin, 0, l.fwd)
+	}()
+	go forward(streamOut, 1, p.stdout, l.fwd)
+	go forward(streamErr, 2, p.stderr, l.fwd)
+	// The prelude (up to 1 MiB, with the env's secrets) is garbage now:
+	// hand its memory back so an idle init stays small.
+	r.body, spec = nil, launch.Spec{}
+	debug.FreeOSMemory()
+	return nil
+}
+
+func (l *loop) forwarded(f forwarded) error {
+	if f.s == streamIn {
+		// Close the peer's stdin so it sees EOF too. A write error means
+		// the peer closed its stdin, which is normal after a single-shot
+		// answer, and is not an input EOF.
+		unix.Close(l.peer.stdin)
+		if f.eof && l.ended.IsZero() {
+			l.eofC = time.After(CompletionWindow)
+		}
+		return nil
+	}
+	if f.err != nil {
+		// Output that cannot be delivered must never look like success.
+		return refuse(StageSupervision, ErrOutputLost)
+	}
+	l.open--
+	return nil
+}
+
+// settle applies the completion rule after every event of the supervision
+// stage: once the peer's exit is known and both outputs are drained, exit
+// with the peer's outcome; start the held-output clock at the peer's exit.
+func (l *loop) settle() error {
+	st, ok := l.reaper.Peer()
+	if !ok {
+		return nil
+	}
+	if l.ended.IsZero() {
+		l.ended = time.Now()
+		l.heldC = time.After(CompletionWindow)
+		l.eofC = nil
+	}
+	if l.open == 0 {
+		return peerOutcome(st)
+	}
+	return nil
+}
+
+// inputDone runs a completion window after host stdin reached EOF with the
+// peer still running: the host's end of input ends a single-shot session.
+// The peer is asked directly first, because a backlog of orphans may hide
+// an exit (and a nonzero code) the bounded sweeps have not reached yet.
+func (l *loop) inputDone() error {
+	l.eofC = nil
+	if _, ok := l.reaper.CheckPeer(); ok {
+		return nil // settle takes it from here
+	}
+	return exitcode.Silent(exitcode.OK)
+}
+
+func (l *loop) sweep() {
+	if _, more := l.reaper.Sweep(); more {
+		select {
+		case l.redo <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// stop forwards SIGTERM/SIGINT/SIGHUP to the peer's session and starts the
+// grace period; before a peer exists there is nothing to wait for.
+func (l *loop) stop(s unix.Signal) error {
+	if l.stopSig == 0 {
+		l.stopSig = s
+	}
+	if l.stage != StageSupervision {
+		return shutdownCode(int(s))
+	}
+	signalSession(l.peer.pid, s)
+	if l.graceC == nil {
+		l.graceC = time.After(l.cfg.Grace)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package initproc
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// signals are the channels the event loop listens on.
+type signals struct {
+	chld chan os.Signal
+	stop chan os.Signal
+}
+
+// catchSignals must run before anything is spawned. SIGCHLD drives the
+// reaper; SIGTERM/SIGINT/SIGHUP are forwarded. The others listed would make
+// the Go runtime exit or dump goroutines (a crash of PID 1 kills the
+// session and prints runtime internals), and the kernel delivers to a
+// namespace's init only the signals it handles: taking them into a channel
+// nobody reads makes them no-ops, while a peer still starts with default
+// dispositions (ignoring them instead would be inherited across exec).
+func catchSignals() signals {
+	s := signals{chld: make(chan os.Signal, 1), stop: make(chan os.Signal, 4)}
+	signal.Notify(s.chld, unix.SIGCHLD)
+	signal.Notify(s.stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	signal.Notify(make(chan os.Signal, 1), unix.SIGQUIT, unix.SIGILL,
+		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGPIPE,
+		unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGXCPU, unix.SIGXFSZ)
+	return s
+}
+
+// signalSession delivers sig to the peer's process group and, when /proc
+// is this namespace's own, to every other member of its session (a shell
+// with job control puts jobs in groups of their own).
+func signalSession(sid int, sig unix.Signal) {
+	unix.Kill(-sid, sig)
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return // a foreign /proc: its pids are not ours to signal
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 {
+			continue
+		}
+		if sessionOf(pid) == sid {
+			unix.Kill(pid, sig)
+		}
+	}
+}
+
+// sessionOf reads the session id from /proc/PID/stat (fields after the
+// last ')': state ppid pgrp session).
+func sessionOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 4 || f[0] == "Z" {
+		return -1
+	}
+	sid, err := strconv.Atoi(f[3])
+	if err != nil {
+		return -1
+	}
+	return sid
+}
+
+// killAll ends every process of the namespace but the init itself.
+func killAll() { unix.Kill(-1, unix.SIGKILL) }

@@ -1,0 +1,139 @@
+package launch
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var sentinels = []error{ErrSize, ErrTruncated, ErrSyntax, ErrType, ErrEmptyArgv,
+	ErrRelativeCwd, ErrNUL, ErrEnvName, ErrNotExecutable}
+
+func isSentinel(err error) bool {
+	for _, s := range sentinels {
+		if err == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want error
+	}{
+		{"ok", `{"argv":["/bin/true"],"cwd":"/","env":{"A":"b"}}`, nil},
+		{"ok empty env", `{"argv":["x"],"cwd":"/tmp","env":{}}`, nil},
+		{"not json", `{"argv":`, ErrSyntax},
+		{"invalid utf-8", "{\"argv\":[\"\xff\"],\"cwd\":\"/\",\"env\":{}}", ErrSyntax},
+		{"array", `["/bin/true"]`, ErrType},
+		{"null", `null`, ErrType},
+		{"argv string", `{"argv":"/bin/true","cwd":"/","env":{}}`, ErrType},
+		{"argv numbers", `{"argv":[1],"cwd":"/","env":{}}`, ErrType},
+		{"cwd missing", `{"argv":["x"],"env":{}}`, ErrType},
+		{"env null", `{"argv":["x"],"cwd":"/","env":null}`, ErrType},
+		{"env list", `{"argv":["x"],"cwd":"/","env":["A=b"]}`, ErrType},
+		{"env number", `{"argv":["x"],"cwd":"/","env":{"A":1}}`, ErrType},
+		{"null in argv", `{"argv":["x",null],"cwd":"/","env":{}}`, ErrType},
+		{"null env value", `{"argv":["x"],"cwd":"/","env":{"A":null}}`, ErrType},
+		{"empty argv", `{"argv":[],"cwd":"/","env":{}}`, ErrEmptyArgv},
+		{"empty argv0", `{"argv":[""],"cwd":"/","env":{}}`, ErrEmptyArgv},
+		{"relative cwd", `{"argv":["x"],"cwd":"tmp","env":{}}`, ErrRelativeCwd},
+		{"nul in argv", `{"argv":["x","a\u0000b"],"cwd":"/","env":{}}`, ErrNUL},
+		{"bad env name", `{"argv":["x"],"cwd":"/","env":{"A=B":"c"}}`, ErrEnvName},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.body))
+			if !errors.Is(err, tc.want) || (err != nil && !isSentinel(err)) {
+				t.Fatalf("Parse: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseLength(t *testing.T) {
+	cases := []struct {
+		hdr  [HeaderSize]byte
+		n    int
+		want error
+	}{
+		{[4]byte{0, 0, 0, 0}, 0, ErrSize},
+		{[4]byte{0, 0, 0, 1}, 1, nil},
+		{[4]byte{0, 0x10, 0, 0}, MaxSize, nil},
+		{[4]byte{0, 0x10, 0, 1}, 0, ErrSize},
+		{[4]byte{0xff, 0xff, 0xff, 0xff}, 0, ErrSize},
+	}
+	for _, tc := range cases {
+		n, err := ParseLength(tc.hdr)
+		if n != tc.n || err != tc.want {
+			t.Errorf("%v: %d %v, want %d %v", tc.hdr, n, err, tc.n, tc.want)
+		}
+	}
+}
+
+// FuzzParse: the decoder never panics, refuses only with a sentinel (whose
+// text can be printed: no input is quoted), and whatever it accepts is a
+// valid Spec that survives an Encode/Parse round trip unchanged.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"argv":["/bin/sh","-c","echo hi"],"cwd":"/","env":{"PATH":"/bin"}}`))
+	f.Add([]byte(`{"argv":[],"cwd":"/","env":{}}`))
+	f.Add([]byte(`{"argv":["x"],"cwd":"rel","env":{"K":"v"}}`))
+	f.Add([]byte("{\"argv\":[\"\\u0000\"],\"cwd\":\"/\",\"env\":{}}"))
+	f.Add([]byte(`[1,2,3]`))
+	f.Add([]byte(`{"argv":["x"],"cwd":"/","env":{"A":null}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		s, err := Parse(body)
+		if err != nil {
+			if !isSentinel(err) {
+				t.Fatalf("non-sentinel error %v", err)
+			}
+			if strings.Contains(err.Error(), string(body)) && len(body) > 3 {
+				t.Fatalf("error quotes its input")
+			}
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("accepted an invalid spec: %v", err)
+		}
+		wire, err := Encode(s)
+		if err != nil {
+			t.Fatalf("accepted spec does not encode: %v", err)
+		}
+		var hdr [HeaderSize]byte
+		copy(hdr[:], wire)
+		n, err := ParseLength(hdr)
+		if err != nil || n != len(wire)-HeaderSize {
+			t.Fatalf("header %d %v for body of %d", n, err, len(wire)-HeaderSize)
+		}
+		back, err := Parse(wire[HeaderSize:])
+		if err != nil || !reflect.DeepEqual(back, s) {
+			t.Fatalf("round trip: %+v %v, want %+v", back, err, s)
+		}
+	})
+}
+
+// FuzzParseLength: every header is either refused with ErrSize or names a
+// body size within (0, MaxSize].
+func FuzzParseLength(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0})
+	f.Add([]byte{0, 0x10, 0, 0})
+	f.Add([]byte{0, 0x10, 0, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var hdr [HeaderSize]byte
+		copy(hdr[:], b)
+		n, err := ParseLength(hdr)
+		if err != nil {
+			if err != ErrSize || n != 0 {
+				t.Fatalf("%v: %d %v", hdr, n, err)
+			}
+			return
+		}
+		if n <= 0 || n > MaxSize {
+			t.Fatalf("%v: accepted size %d", hdr, n)
+		}
+	})
+}

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package lineage
+
+import "time"
+
+// cgroup containment exists only on Linux; elsewhere newCgroup returns nil
+// and these methods are never reached.
+type cgroup struct{ dfd int }
+
+func newCgroup(string) *cgroup            { return nil }
+func (c *cgroup) pids() ([]int, error)    { return nil, ErrUnsupported }
+func (c *cgroup) populated() bool         { return false }
+func (c *cgroup) kill(time.Duration) bool { return false }
+func (c *cgroup) remove()                 {}
+func (c *cgroup) closeFD()                {}

@@ -1,0 +1,83 @@
+//go:build unix
+
+package lineage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaybeRunGate must be the first call of main (and of TestMain in tests that
+// use Start). In an ordinary process it returns at once. In a process that was
+// started by Start as the exec gate it waits to be released, then replaces
+// itself with the runner and never returns.
+func MaybeRunGate() {
+	v, ok := os.LookupEnv(gateEnv)
+	if !ok || !strings.HasPrefix(v, gateVersion) || !validNonce(v[len(gateVersion):]) {
+		return
+	}
+	if !isFIFO(releaseFD) || !isFIFO(statusFD) || len(os.Args) < 3 {
+		return // the variable leaked into an unrelated process: not our gate
+	}
+	os.Exit(runGate(v[len(gateVersion):]))
+}
+
+func isFIFO(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// runGate returns only on failure, with the exit code to use.
+func runGate(nonce string) int {
+	want := releaseMessage(nonce)
+	got := make([]byte, len(want))
+	release := os.NewFile(releaseFD, "release")
+	if _, err := io.ReadFull(release, got); err != nil || !bytes.Equal(got, want) {
+		return gateExitOther // parent gave up (or is not our parent): never exec
+	}
+	release.Close()
+	unix.CloseOnExec(statusFD)
+	path, argv := os.Args[1], os.Args[2:]
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, gateEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := unix.Exec(path, argv, env)
+	var errno unix.Errno
+	if !errors.As(err, &errno) {
+		errno = unix.EINVAL
+	}
+	var msg [4]byte
+	binary.BigEndian.PutUint32(msg[:], uint32(errno))
+	_, _ = unix.Write(statusFD, msg[:])
+	return gateExitCode(errno)
+}
+
+func gateExitCode(errno unix.Errno) int {
+	switch errno {
+	case unix.ENOENT, unix.ENOTDIR:
+		return gateExitNotFound
+	case unix.EACCES, unix.EPERM, unix.ENOEXEC, unix.EISDIR:
+		return gateExitPermission
+	}
+	return gateExitOther
+}
+
+// classifyExec maps an errno reported by the gate to a sentinel.
+func classifyExec(errno unix.Errno) error {
+	switch gateExitCode(errno) {
+	case gateExitNotFound:
+		return ErrNotFound
+	case gateExitPermission:
+		return ErrPermission
+	}
+	return ErrLaunch
+}

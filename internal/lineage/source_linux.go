@@ -1,0 +1,145 @@
+package lineage
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// procSource reads /proc. root is "/proc" except in tests that simulate an
+// unreadable /proc.
+type procSource struct{ root string }
+
+func (s procSource) path(pid int, rest string) string {
+	return s.root + "/" + strconv.Itoa(pid) + rest
+}
+
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH)
+}
+
+func (s procSource) stat(pid int) (procStat, error) {
+	b, err := os.ReadFile(s.path(pid, "/stat"))
+	if err != nil {
+		if gone(err) {
+			return procStat{}, errGone
+		}
+		return procStat{}, err
+	}
+	return parseStat(b)
+}
+
+// parseStat takes the fields after the last ')' (the command name may hold
+// spaces and parentheses): state(0) ppid(1) pgrp(2) session(3) ... starttime(19).
+func parseStat(b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	sid, err2 := strconv.Atoi(string(f[3]))
+	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procStat{}, errors.New("malformed /proc stat")
+	}
+	return procStat{state: f[0][0], ppid: ppid, sid: sid, start: start}, nil
+}
+
+// children unions /proc/PID/task/*/children: a child belongs to the thread
+// that forked it.
+func (s procSource) children(pid int) ([]int, error) {
+	tasks, err := readNames(s.path(pid, "/task"))
+	if err != nil {
+		if gone(err) {
+			return nil, errGone
+		}
+		return nil, err
+	}
+	var out []int
+	for _, tid := range tasks {
+		b, err := os.ReadFile(s.path(pid, "/task/"+tid+"/children"))
+		if err != nil {
+			if gone(err) {
+				if _, serr := os.Stat(s.path(pid, "/task/"+tid)); serr == nil {
+					return nil, errNoChildren // the thread is there, the file is not
+				}
+				continue // the thread exited while we looked
+			}
+			return nil, err
+		}
+		for _, f := range bytes.Fields(b) {
+			if k, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s procSource) all() ([]int, error) {
+	names, err := readNames(s.root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, 0, len(names))
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		if pid, err := strconv.Atoi(n); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// hasToken reads the environment block. The kernel returns an empty block
+// while a process is being reaped (and for kernel threads), so empty is
+// unknown, not no.
+func (s procSource) hasToken(pid int, token string) tokenAnswer {
+	b, err := os.ReadFile(s.path(pid, "/environ"))
+	if err != nil || len(b) == 0 {
+		return tokenUnknown
+	}
+	want := []byte(TokenEnv + "=" + token)
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if bytes.Equal(kv, want) {
+			return tokenYes
+		}
+	}
+	return tokenNo
+}
+
+func (procSource) reap(pid int) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// readNames lists a directory without sorting it.
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// childrenListsWork probes CONFIG_PROC_CHILDREN once.
+func childrenListsWork(s procSource) bool {
+	_, err := s.children(os.Getpid())
+	return err == nil
+}

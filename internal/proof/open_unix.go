@@ -1,0 +1,24 @@
+//go:build unix
+
+package proof
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// openNoFollow opens path read-only without following a final symlink and
+// without blocking on a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
+}

@@ -1,0 +1,133 @@
+package proof
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// MaxReceiptSize bounds what is read of a receipt or its signature.
+const MaxReceiptSize = 16 << 20
+
+// readLimited reads a regular file without following a final symlink,
+// without blocking on a FIFO, and refusing more than MaxReceiptSize.
+func readLimited(path string) ([]byte, error) {
+	f, err := openRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxReceiptSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
+	}
+	if len(b) > MaxReceiptSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrUnreadable, path, MaxReceiptSize)
+	}
+	return b, nil
+}
+
+func openRegular(path string) (*os.File, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return f, nil
+}
+
+// realDirs checks that base/parts[0], base/parts[0]/parts[1], ... are real
+// directories, not symlinks: the receipt path is built inside an
+// agent-writable tree and must not be redirected elsewhere.
+func realDirs(base string, parts ...string) error {
+	p := base
+	for _, part := range parts {
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory", p)
+		}
+	}
+	return nil
+}
+
+// pythonClass names an OS error the way the reference's snapshot_error
+// does (the Python exception class), without the path or message.
+func pythonClass(err error) string {
+	var errno syscall.Errno
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "FileNotFoundError"
+	case errors.Is(err, fs.ErrPermission):
+		return "PermissionError"
+	case errors.Is(err, fs.ErrExist):
+		return "FileExistsError"
+	case errors.As(err, &errno) && errno == syscall.EISDIR:
+		return "IsADirectoryError"
+	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
+		return "NotADirectoryError"
+	}
+	return "OSError"
+}
+
+// writeSnapshot atomically replaces path with data at mode 0400: a
+// temporary file in the same directory, fsync, rename, fsync of the
+// directory. Readers see the old snapshot or the new one, never a part.
+func writeSnapshot(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".proof.json.tmp-")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			os.Remove(name)
+		}
+	}()
+	if err := tmp.Chmod(0o400); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	ok = true
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,54 @@
+package session
+
+import (
+	"os"
+
+	"github.com/loki-sh/loki/internal/launch"
+)
+
+// Backend starts the process that becomes the session: loki-init inside some
+// isolation, or (for backends with NeedsInit false) the peer itself.
+type Backend interface {
+	Name() string
+	// NeedsInit is true when the backend runs loki-init and so speaks the
+	// lease and prelude protocol; false means Start runs Request.Peer
+	// directly and the supervisor relays without a lease.
+	NeedsInit() bool
+	Start(req Request) (Process, error)
+}
+
+// Request is what a backend is asked to start.
+type Request struct {
+	// ControlDir is the host path of the session's control dir. A backend
+	// exposes it read-only to the init and appends its in-namespace path to
+	// InitArgs as loki-init's CONTROL_DIR argument.
+	ControlDir string
+	// InitArgs are loki-init's flags, without CONTROL_DIR.
+	InitArgs []string
+	// Peer is the launch spec; only backends without init use it, the others
+	// receive it through the prelude on Stdin.
+	Peer launch.Spec
+	// Stdio for the started process. Backends pass them on as they are.
+	Stdin, Stdout, Stderr *os.File
+}
+
+// Process is a started session.
+type Process interface {
+	// Wait blocks until the started process has exited and returns how.
+	Wait() Exit
+	// Signal forwards a termination request (the init forwards it to the
+	// peer's session and applies its own grace).
+	Signal(sig os.Signal) error
+	// Kill ends the session now.
+	Kill() error
+	// Close releases what Start created (runtime state, bundle). It is
+	// called once, after Wait.
+	Close() error
+}
+
+// Exit is how a started process ended.
+type Exit struct {
+	Code   int   // exit code when Signal is 0
+	Signal int   // terminating signal number, 0 when it exited
+	Err    error // non-nil: the backend failed before the session began (127)
+}

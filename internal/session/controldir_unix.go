@@ -1,0 +1,28 @@
+//go:build unix
+
+package session
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// checkPrivate fails closed unless dir is a real directory owned by us that
+// nobody else can write: otherwise another user could swap the lease.
+func checkPrivate(dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("%w: %v", ErrControlDir, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("%w: %s is not a directory", ErrControlDir, dir)
+	}
+	if int(st.Uid) != unix.Geteuid() {
+		return fmt.Errorf("%w: %s is owned by uid %d, not by us", ErrControlDir, dir, st.Uid)
+	}
+	if st.Mode&0o022 != 0 {
+		return fmt.Errorf("%w: %s is writable by group or others (chmod 700 it)", ErrControlDir, dir)
+	}
+	return nil
+}

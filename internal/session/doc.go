@@ -1,0 +1,24 @@
+// Package session runs one agent session: the peer command as the child of
+// a fresh loki-init, inside whatever isolation a Backend provides, with the
+// supervisor holding the lease.
+//
+// What Run guarantees:
+//   - The control dir is private to the supervisor (a 0700 directory under a
+//     0700 root owned by the caller, outside the workspace), the first lease
+//     is written before the backend starts, and it is removed when Run ends.
+//   - The lease is renewed on a ticker for as long as Run waits for the
+//     backend, and never after: if this process dies, renewals stop and the
+//     init ends the session within the lease duration plus one poll.
+//   - The launch prelude is the first thing on the init's stdin; then the
+//     caller's stdin follows byte for byte, and its EOF closes the init's
+//     stdin. The init's stdout and stderr are the caller's own descriptors,
+//     so output is never buffered, reordered or mixed by the supervisor.
+//   - The peer's environment is exactly the launch spec's env (built by
+//     internal/envpolicy); the init itself runs with an empty environment.
+//   - SIGTERM/SIGINT are forwarded once; if the session has not ended after
+//     StopTimeout (or on a second signal) it is killed.
+//   - The exit code is decided once, here, through internal/exitcode:
+//     the session's own code (Contract 3), 128+N when the supervisor had to
+//     kill it after signal N, 125 when the init died by a signal it did not
+//     choose, 127 when the backend could not start.
+package session

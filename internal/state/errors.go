@@ -1,0 +1,15 @@
+package state
+
+import "errors"
+
+// Sentinel errors.
+var (
+	// ErrInvalidID: the text is not a UUID.
+	ErrInvalidID = errors.New("execution id must be a valid UUID")
+	// ErrNotFound: no state.json for this execution.
+	ErrNotFound = errors.New("no such execution")
+	// ErrCorrupt: state.json exists but is not a JSON object.
+	ErrCorrupt = errors.New("execution state is not a JSON object")
+	// ErrUnsupported: file locking is not available on this platform.
+	ErrUnsupported = errors.New("execution state locking is not supported on this platform")
+)

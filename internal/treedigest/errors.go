@@ -1,0 +1,12 @@
+package treedigest
+
+import "errors"
+
+var (
+	// ErrNotWorkTree: the directory is not the top level of a git work tree.
+	ErrNotWorkTree = errors.New("not the top level of a git work tree")
+	// ErrGit: git could not be run or failed in an unexpected way.
+	ErrGit = errors.New("git failed")
+	// ErrTooDeep: submodules nest deeper than MaxSubmoduleDepth.
+	ErrTooDeep = errors.New("submodules nested too deeply")
+)

@@ -1,0 +1,277 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+// backend is one way of running a session under test.
+type backend struct {
+	name string
+	args func(t *testing.T) []string // loki-supervise flags selecting it
+}
+
+func namespaceBackend() backend {
+	return backend{name: "namespace", args: func(t *testing.T) []string {
+		testutil.RequireRoot(t)
+		testutil.RequirePIDNamespace(t)
+		return []string{"--isolation", "namespace"}
+	}}
+}
+
+func ociBackend(runtime string) backend {
+	return backend{name: "oci-" + runtime, args: func(t *testing.T) []string {
+		testutil.RequireRoot(t)
+		testutil.RequireCommand(t, runtime)
+		return []string{"--isolation", "oci", "--runtime", runtime, "--rootfs", rootfs(t)}
+	}}
+}
+
+// allBackends are the backends with real end-to-end coverage.
+func allBackends() []backend {
+	return []backend{namespaceBackend(), ociBackend("crun"), ociBackend("runc")}
+}
+
+var (
+	rootfsOnce sync.Once
+	rootfsDir  string
+	rootfsErr  error
+)
+
+// rootfs builds, once per test process, a minimal root filesystem: a static
+// busybox with its applets linked into /bin.
+func rootfs(t *testing.T) string {
+	t.Helper()
+	bb := testutil.RequireCommand(t, "busybox")
+	rootfsOnce.Do(func() { rootfsDir, rootfsErr = buildRootfs(bb) })
+	if rootfsErr != nil {
+		t.Fatalf("build rootfs: %v", rootfsErr)
+	}
+	return rootfsDir
+}
+
+func buildRootfs(bb string) (string, error) {
+	dir, err := os.MkdirTemp("", "loki-test-rootfs-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(bb)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
+		return "", err
+	}
+	list, err := exec.Command(bb, "--list").Output()
+	if err != nil {
+		return "", fmt.Errorf("busybox --list: %w", err)
+	}
+	for _, applet := range strings.Fields(string(list)) {
+		if applet == "busybox" || strings.Contains(applet, "/") {
+			continue
+		}
+		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil && !os.IsExist(err) {
+			return "", err
+		}
+	}
+	for _, d := range []string{"proc", "dev", "sys", "tmp", "etc"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rootfsDir != "" {
+		os.RemoveAll(rootfsDir)
+	}
+	os.Exit(code)
+}
+
+// supervise returns a command running loki-supervise session with the
+// backend's flags, the built loki-init, extra flags, and the peer's argv.
+func supervise(t *testing.T, b backend, flags []string, peer ...string) *exec.Cmd {
+	t.Helper()
+	bflags := b.args(t)
+	sup := testutil.Binary(t, "loki-supervise")
+	init := testutil.Binary(t, "loki-init")
+	args := append([]string{"session", "--init", init}, bflags...)
+	args = append(args, flags...)
+	args = append(args, "--")
+	args = append(args, peer...)
+	cmd := exec.Command(sup, args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd
+}
+
+// result is a finished supervisor run.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// run runs cmd with stdin and a generous bound, and returns its outcome.
+func run(t *testing.T, cmd *exec.Cmd, stdin string, timeout time.Duration) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start loki-supervise: %v", err)
+	}
+	code := waitBounded(t, cmd, timeout)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// waitBounded waits for cmd; past timeout it kills it (our own child, by
+// its os.Process) and fails.
+func waitBounded(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return exitCode(err)
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("loki-supervise did not finish within %v", timeout)
+		return -1
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// lineReader reads lines from a pipe with a deadline per line.
+type lineReader struct {
+	lines chan string
+	errs  chan error
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	lr := &lineReader{lines: make(chan string, 64), errs: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lr.lines <- sc.Text()
+		}
+		lr.errs <- io.EOF
+		close(lr.lines)
+	}()
+	return lr
+}
+
+func (lr *lineReader) next(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case l, ok := <-lr.lines:
+		if !ok {
+			t.Fatal("output ended before the expected line")
+		}
+		return l
+	case <-time.After(timeout):
+		t.Fatalf("no output line within %v", timeout)
+		return ""
+	}
+}
+
+// descendants returns the identities of every live descendant of pid,
+// found through the host's /proc.
+func descendants(pid int) []procid.Identity {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := procid.Stat(p); err == nil {
+			children[st.PPID] = append(children[st.PPID], p)
+		}
+	}
+	var out []procid.Identity
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if id, err := procid.Capture(c); err == nil {
+				out = append(out, id)
+			}
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// pidNamespace returns "pid:[inode]" of a process, "" when unreadable.
+func pidNamespace(pid int) string {
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return ""
+	}
+	return link
+}
+
+// namespaceMembers lists the host pids currently in the PID namespace ns.
+func namespaceMembers(ns string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err == nil && pidNamespace(p) == ns {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
+
+// alive filters the identities still naming their process.
+func alive(ids []procid.Identity) []procid.Identity {
+	var out []procid.Identity
+	for _, id := range ids {
+		if id.Matches() {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// killLeftovers is the cleanup of tests that orphan a session on purpose:
+// it kills, by verified identity only, whatever of it is still alive.
+func killLeftovers(ids []procid.Identity) {
+	for _, id := range alive(ids) {
+		syscall.Kill(id.PID(), syscall.SIGKILL)
+	}
+}
