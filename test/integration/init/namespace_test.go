@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/pid1test"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // After the init exits nothing of its namespace survives: not daemons that
@@ -65,11 +66,8 @@ kill $sib; exit 0`),
 }
 
 func requireSetpriv(t *testing.T) string {
-	p, err := os.Stat("/usr/bin/setpriv")
-	if err != nil || p.IsDir() {
-		t.Skip("setpriv (util-linux) is not installed")
-	}
-	return "/usr/bin/setpriv"
+	t.Helper()
+	return testutil.RequireCommand(t, "setpriv")
 }
 
 // SIGTERM from outside reaches every process of the peer's session, even
