@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/loki-sh/loki/internal/nofollow"
 )
 
 // MaxReceiptSize bounds what is read of a receipt or its signature.
@@ -32,7 +34,7 @@ func readLimited(path string) ([]byte, error) {
 }
 
 func openRegular(path string) (*os.File, error) {
-	f, err := openNoFollow(path)
+	f, err := nofollow.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/loki-sh/loki/internal/nofollow"
 )
 
 // Entry kinds, as they appear in the manifest.
@@ -105,7 +107,7 @@ func (t *tree) abs(rel string) string { return filepath.Join(t.root, filepath.Fr
 // the lstat must not hang the digest); mode and size come from the open
 // file, so they describe the bytes that were hashed.
 func (t *tree) fileEntry(ctx context.Context, rel, full string, buf []byte) (map[string]any, error) {
-	f, err := openNoFollow(full)
+	f, err := nofollow.Open(full)
 	if err != nil {
 		return statusEntry(rel, lstatKind(err)), nil
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package proof
+package nofollow
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openNoFollow opens path read-only without following a final symlink and
-// without blocking on a FIFO.
-func openNoFollow(path string) (*os.File, error) {
+// Open opens path read-only with O_NOFOLLOW|O_NONBLOCK. A final symlink
+// fails with ELOOP (wrapped in *os.PathError).
+func Open(path string) (*os.File, error) {
 	for {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err == unix.EINTR {

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package treedigest
+
+func isNotDir(error) bool { return false }
