@@ -56,7 +56,9 @@ func (s Spec) Validate() error {
 		}
 	}
 	for k, v := range s.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
+		// A name that is not UTF-8 (or holds U+FFFD) cannot cross the
+		// prelude unchanged: refused rather than renamed.
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(k, utf8.RuneError) {
 			return ErrEnvName
 		}
 		if strings.IndexByte(v, 0) >= 0 {
@@ -77,24 +79,47 @@ func (s Spec) Environ() []string {
 	return out
 }
 
-// Encode returns the complete prelude: header and body.
+// Encode returns the complete prelude: header and body. Bytes that are not
+// UTF-8 in argv, cwd or env values travel surrogate-escaped (see text.go).
 func Encode(s Spec) ([]byte, error) {
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("launch: encode: %w", err)
 	}
-	if s.Env == nil {
-		s.Env = map[string]string{}
+	body := s.appendJSON(make([]byte, HeaderSize, HeaderSize+256))
+	n := len(body) - HeaderSize
+	if n > MaxSize {
+		return nil, fmt.Errorf("launch: encode: %d bytes: %w", n, ErrSize)
 	}
-	body, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("launch: encode: %w", err)
+	binary.BigEndian.PutUint32(body, uint32(n))
+	return body, nil
+}
+
+// appendJSON writes {"argv":[...],"cwd":...,"env":{...}}, env sorted.
+func (s Spec) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"argv":[`...)
+	for i, a := range s.Argv {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, a)
 	}
-	if len(body) > MaxSize {
-		return nil, fmt.Errorf("launch: encode: %d bytes: %w", len(body), ErrSize)
+	dst = append(dst, `],"cwd":`...)
+	dst = appendString(dst, s.Cwd)
+	dst = append(dst, `,"env":{`...)
+	names := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		names = append(names, k)
 	}
-	out := make([]byte, HeaderSize, HeaderSize+len(body))
-	binary.BigEndian.PutUint32(out, uint32(len(body)))
-	return append(out, body...), nil
+	sort.Strings(names)
+	for i, k := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendString(dst, s.Env[k])
+	}
+	return append(dst, "}}"...)
 }
 
 // ParseLength decodes the header and enforces 0 < N <= MaxSize.
@@ -111,9 +136,9 @@ func ParseLength(header [HeaderSize]byte) (int, error) {
 // null inside argv or env is refused rather than read as "".
 func Parse(body []byte) (Spec, error) {
 	var raw struct {
-		Argv *[]*string         `json:"argv"`
-		Cwd  *string            `json:"cwd"`
-		Env  map[string]*string `json:"env"`
+		Argv *[]json.RawMessage         `json:"argv"`
+		Cwd  json.RawMessage            `json:"cwd"`
+		Env  map[string]json.RawMessage `json:"env"`
 	}
 	// Invalid UTF-8 is a syntax error, as for the reference's decoder;
 	// encoding/json would otherwise replace it silently with U+FFFD.
@@ -127,24 +152,41 @@ func Parse(body []byte) (Spec, error) {
 	if err := json.Unmarshal(body, &raw); err != nil {
 		return Spec{}, ErrType
 	}
-	if raw.Argv == nil || raw.Cwd == nil || raw.Env == nil {
+	if raw.Argv == nil || raw.Env == nil {
 		return Spec{}, ErrType
 	}
-	s := Spec{Argv: make([]string, 0, len(*raw.Argv)), Cwd: *raw.Cwd, Env: make(map[string]string, len(raw.Env))}
-	for _, a := range *raw.Argv {
-		if a == nil {
-			return Spec{}, ErrType
-		}
-		s.Argv = append(s.Argv, *a)
-	}
-	for k, v := range raw.Env {
-		if v == nil {
-			return Spec{}, ErrType
-		}
-		s.Env[k] = *v
+	s, err := raw2spec(*raw.Argv, raw.Cwd, raw.Env)
+	if err != nil {
+		return Spec{}, err
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, err
+	}
+	return s, nil
+}
+
+// raw2spec decodes every string itself, so surrogate-escaped bytes come
+// back exact. Env names are decoded by encoding/json, which turns a lone
+// surrogate into U+FFFD: such a name is refused rather than renamed.
+func raw2spec(argv []json.RawMessage, cwd json.RawMessage, env map[string]json.RawMessage) (Spec, error) {
+	s := Spec{Argv: make([]string, 0, len(argv)), Env: make(map[string]string, len(env))}
+	var err error
+	if s.Cwd, err = unquote(cwd); err != nil {
+		return Spec{}, err
+	}
+	for _, a := range argv {
+		v, err := unquote(a)
+		if err != nil {
+			return Spec{}, err
+		}
+		s.Argv = append(s.Argv, v)
+	}
+	for k, a := range env {
+		v, err := unquote(a)
+		if err != nil {
+			return Spec{}, err
+		}
+		s.Env[k] = v
 	}
 	return s, nil
 }

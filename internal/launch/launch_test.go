@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var sentinels = []error{ErrSize, ErrTruncated, ErrSyntax, ErrType, ErrEmptyArgv,
@@ -44,6 +45,12 @@ func TestParse(t *testing.T) {
 		{"relative cwd", `{"argv":["x"],"cwd":"tmp","env":{}}`, ErrRelativeCwd},
 		{"nul in argv", `{"argv":["x","a\u0000b"],"cwd":"/","env":{}}`, ErrNUL},
 		{"bad env name", `{"argv":["x"],"cwd":"/","env":{"A=B":"c"}}`, ErrEnvName},
+		{"escaped byte", `{"argv":["x","a\udcffb"],"cwd":"/","env":{}}`, nil},
+		{"lone high surrogate", `{"argv":["x","a\ud800b"],"cwd":"/","env":{}}`, ErrSyntax},
+		{"lone low surrogate below 0x80", `{"argv":["x","\udc41"],"cwd":"/","env":{}}`, ErrSyntax},
+		{"lone surrogate in cwd", `{"argv":["x"],"cwd":"/\udfff","env":{}}`, ErrSyntax},
+		{"lone surrogate in env value", `{"argv":["x"],"cwd":"/","env":{"A":"\ude00"}}`, ErrSyntax},
+		{"surrogate env name", `{"argv":["x"],"cwd":"/","env":{"\udcff":"v"}}`, ErrEnvName},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +85,64 @@ func TestParseLength(t *testing.T) {
 // FuzzParse: the decoder never panics, refuses only with a sentinel (whose
 // text can be printed: no input is quoted), and whatever it accepts is a
 // valid Spec that survives an Encode/Parse round trip unchanged.
+// TestBytesPassExactly: arguments, cwd and env values that are not UTF-8
+// cross the prelude byte for byte, as the reference's surrogateescape
+// carries them; nothing is replaced by U+FFFD.
+func TestBytesPassExactly(t *testing.T) {
+	in := Spec{
+		Argv: []string{"/bin/printf", "a\xffb", "\x80", "caf\xc3\xa9", "\xc3", "\U0001F600", "q\"\\/\n\t\x01\x7f"},
+		Cwd:  "/tmp/\xfe",
+		Env:  map[string]string{"K": "v\xed\xa0\x80", "\u00e9": "\xff"},
+	}
+	wire, err := Encode(in)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	if !utf8.Valid(wire[HeaderSize:]) || strings.ContainsRune(string(wire[HeaderSize:]), utf8.RuneError) {
+		t.Fatalf("prelude holds U+FFFD: %q", wire)
+	}
+	out, err := Parse(wire[HeaderSize:])
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip changed the spec:\n in  %q\n out %q", in, out)
+	}
+	// A Python host writes json.dumps("a\udcffb"): the same bytes result.
+	s, err := Parse([]byte(`{"argv":["a\udcffb","\ud83d\ude00"],"cwd":"/","env":{}}`))
+	if err != nil || s.Argv[0] != "a\xffb" || s.Argv[1] != "\U0001F600" {
+		t.Fatalf("Parse of a Python prelude: %q %v", s.Argv, err)
+	}
+}
+
+func TestEncodeRefusesUnsendableEnvName(t *testing.T) {
+	for _, name := range []string{"A\xffB", "\ufffd"} {
+		_, err := Encode(Spec{Argv: []string{"x"}, Cwd: "/", Env: map[string]string{name: "v"}})
+		if !errors.Is(err, ErrEnvName) {
+			t.Errorf("Encode with env name %q: %v, want ErrEnvName", name, err)
+		}
+	}
+}
+
+func FuzzRoundTrip(f *testing.F) {
+	f.Add("a\xffb", "/\x80", "v\xc3")
+	f.Add("\U0001F600", "/", "\\u00")
+	f.Fuzz(func(t *testing.T, arg, cwd, val string) {
+		in := Spec{Argv: []string{"/x", arg}, Cwd: cwd, Env: map[string]string{"K": val}}
+		wire, err := Encode(in)
+		if err != nil {
+			if in.Validate() == nil && len(arg)+len(cwd)+len(val) < MaxSize/8 {
+				t.Fatalf("valid spec refused: %v", err)
+			}
+			return
+		}
+		out, err := Parse(wire[HeaderSize:])
+		if err != nil || !reflect.DeepEqual(in, out) {
+			t.Fatalf("round trip %q -> %q, %v", in, out, err)
+		}
+	})
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"argv":["/bin/sh","-c","echo hi"],"cwd":"/","env":{"PATH":"/bin"}}`))
 	f.Add([]byte(`{"argv":[],"cwd":"/","env":{}}`))
