@@ -7,6 +7,8 @@
 # Needs root (PID namespaces). Sizes are configurable so a run stays short:
 #   INIT_BENCH_RUNS=20 INIT_BENCH_BYTES=2147483648 INIT_BENCH_IDLE=10s
 #   INIT_BENCH_ORPHANS=2000 INIT_BENCH_ONLY=tini,loki-init
+# INIT_BENCH_BASELINE=/path/to/older/loki-init adds a "loki-base" column
+# measured in the same run (before/after comparisons on a shared machine).
 # Figures depend heavily on machine load: compare columns of one run only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,4 +37,5 @@ trap 'rm -rf "$tmp"' EXIT
 	-bytes "${INIT_BENCH_BYTES:-2147483648}" \
 	-idle "${INIT_BENCH_IDLE:-10s}" \
 	-orphans "${INIT_BENCH_ORPHANS:-2000}" \
-	-only "${INIT_BENCH_ONLY:-}"
+	-only "${INIT_BENCH_ONLY:-}" \
+	-baseline "${INIT_BENCH_BASELINE:-}"

@@ -6,9 +6,9 @@
 //
 // Every contender runs as `unshare --pid --fork --mount-proc INIT... PEER`.
 // For loki-init and the reference, this program is also the host: it
-// writes the launch prelude on the init's stdin and renews the lease (fast
-// during the first 50 ms so the handshake does not wait for a 1 s tick,
-// then every second, the production cadence).
+// writes the launch prelude on the init's stdin and renews the lease (back
+// to back until the init has taken the prelude, so the handshake does not
+// wait for a 1 s tick, then every second, the production cadence).
 package main
 
 import (
@@ -45,6 +45,7 @@ func main() {
 	idle := flag.Duration("idle", 10*time.Second, "idle measurement window")
 	orphans := flag.Int("orphans", 2000, "orphans created by the reaping peer")
 	only := flag.String("only", "", "comma-separated contenders to run (default: all)")
+	baseline := flag.String("baseline", "", "an earlier loki-init build, measured in the same run as \"loki-base\"")
 	flag.Parse()
 
 	cs := []contender{{name: "bare"}}
@@ -61,6 +62,10 @@ func main() {
 	}
 	abs, _ := filepath.Abs(*lokiInit)
 	cs = append(cs, contender{name: "loki-init", init: []string{abs}, protocol: true})
+	if *baseline != "" {
+		b, _ := filepath.Abs(*baseline)
+		cs = append(cs, contender{name: "loki-base", init: []string{b}, protocol: true})
+	}
 	if *reference != "" {
 		if _, err := os.Stat(*reference); err == nil {
 			cs = append(cs, contender{name: "reference", init: []string{"python3", "-I", "-S", "-u", *reference}, protocol: true})
@@ -116,6 +121,7 @@ type session struct {
 	stdin   io.WriteCloser
 	stop    chan struct{}
 	renewed sync.WaitGroup
+	acked   bool // the init took the prelude (renew's goroutine only)
 	control string
 }
 
@@ -161,7 +167,12 @@ func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*s
 }
 
 // renew starts with no lease file, so the very first value is new to the
-// init; it renews every millisecond for 50 ms, then every second.
+// init. It renews back to back until the init has taken the prelude from
+// its stdin (the init reads it only after it observed a renewal made after
+// its start: that is the handshake) or 5 s passed, then every second, the
+// production cadence. A host on a fixed fast window instead loses the
+// handshake to its next 1 s tick whenever the init starts late on a loaded
+// machine.
 func (s *session) renew() {
 	defer s.renewed.Done()
 	w, err := lease.NewWriter(s.control)
@@ -171,8 +182,8 @@ func (s *session) renew() {
 	start := time.Now()
 	for {
 		every := time.Second
-		if time.Since(start) < 50*time.Millisecond {
-			every = time.Millisecond
+		if !s.handshaken() && time.Since(start) < 5*time.Second {
+			every = 0
 		}
 		select {
 		case <-s.stop:
@@ -181,6 +192,21 @@ func (s *session) renew() {
 			w.Renew()
 		}
 	}
+}
+
+// handshaken reports whether the init consumed the prelude: nothing is
+// left unread in its stdin pipe.
+func (s *session) handshaken() bool {
+	if s.acked {
+		return true
+	}
+	f, ok := s.stdin.(*os.File)
+	if !ok {
+		return true
+	}
+	n, err := unread(int(f.Fd()))
+	s.acked = err != nil || n == 0
+	return s.acked
 }
 
 func (s *session) wait() error {

@@ -2,6 +2,7 @@ package initproc
 
 import (
 	"errors"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,8 +27,25 @@ type forwarded struct {
 // reports once on done. It runs on its own goroutine and blocks in the
 // kernel between chunks: an idle stream costs no wakeups.
 func forward(s stream, dst, src int, done chan<- forwarded) {
+	if s != streamIn {
+		batchThread()
+	}
 	eof, err := pump(dst, src)
 	done <- forwarded{s: s, eof: eof, err: err}
+}
+
+// batchThread gives the calling goroutine a thread of its own under
+// SCHED_BATCH. A batch thread does not preempt the task that woke it: when
+// the peer shares a CPU with the init (taskset, a one-CPU container), the
+// peer keeps writing until its pipe is full or its slice ends, and the
+// forwarder then moves up to a pipe's worth in one splice, instead of
+// waking for every 4 KiB write and bouncing the CPU between the two. The
+// thread is never given back to other goroutines (it exits with this one),
+// and the policy is reset on fork, so nothing else runs under it.
+func batchThread() {
+	runtime.LockOSThread()
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_BATCH, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
+	unix.SchedSetAttr(0, &attr, 0) // best effort: a refusal keeps SCHED_OTHER
 }
 
 // chunk is the most one splice or read moves (the enlarged pipe size).

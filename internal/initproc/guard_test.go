@@ -76,8 +76,10 @@ func TestGuardObserve(t *testing.T) {
 	}
 }
 
-// A renewal that only the check timer sees means notifications do not work
-// here: the guard falls back to polling, like the reference.
+// Renewals that only the check timer sees, twice in a row, mean
+// notifications do not work here: the guard falls back to polling, like
+// the reference. One such renewal can be a notification still in flight,
+// and a notified renewal in between proves they work.
 func TestGuardFallsBackToPolling(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Now()
@@ -90,7 +92,19 @@ func TestGuardFallsBackToPolling(t *testing.T) {
 		t.Fatalf("no change: renewed=%v err=%v polling=%v", renewed, err, g.polling())
 	}
 	writeLease(t, dir, "CCCCCCCC")
-	if renewed, err := g.onTimer(t0.Add(1500 * time.Millisecond)); !renewed || err != nil {
+	if renewed, err := g.onTimer(t0.Add(1500 * time.Millisecond)); !renewed || err != nil || g.polling() {
+		t.Fatalf("first miss: renewed=%v err=%v polling=%v", renewed, err, g.polling())
+	}
+	writeLease(t, dir, "DDDDDDDD")
+	if renewed, err := g.onEvent(t0.Add(1600 * time.Millisecond)); !renewed || err != nil {
+		t.Fatalf("notified renewal: renewed=%v err=%v", renewed, err)
+	}
+	writeLease(t, dir, "EEEEEEEE")
+	if renewed, err := g.onTimer(t0.Add(2500 * time.Millisecond)); !renewed || err != nil || g.polling() {
+		t.Fatalf("miss after a notified renewal: renewed=%v err=%v polling=%v", renewed, err, g.polling())
+	}
+	writeLease(t, dir, "FFFFFFFF")
+	if renewed, err := g.onTimer(t0.Add(3500 * time.Millisecond)); !renewed || err != nil {
 		t.Fatalf("renewal missed: renewed=%v err=%v", renewed, err)
 	}
 	if !g.polling() || g.pollC == nil || g.events != nil {

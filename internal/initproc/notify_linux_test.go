@@ -96,8 +96,8 @@ func TestWatchDirThroughReadOnlyBindMount(t *testing.T) {
 			done <- result{err: os.ErrInvalid}
 			return
 		}
-		events, _ := watchDir(inside)
-		done <- result{events: events}
+		w := watchDir(inside)
+		done <- result{events: w.events}
 	}()
 	r := <-done
 	if r.err != nil {

@@ -40,6 +40,7 @@ func Run(cfg Config) error {
 		return refuse(StageInitialization, ErrUsage)
 	}
 	l := newLoop(cfg, sig)
+	defer l.watch.stop()
 	return l.run()
 }
 
@@ -78,6 +79,7 @@ type loop struct {
 	sig    signals
 	g      *guard
 	gone   <-chan struct{}
+	watch  watch
 	reaper *reap.Reaper
 	redo   chan struct{} // a sweep used its whole batch
 
@@ -99,9 +101,9 @@ func newLoop(cfg Config, sig signals) *loop {
 	// The value present now is only a baseline: a stale lease left by a
 	// dead owner must never launch a payload.
 	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
-	events, gone := watchDir(cfg.ControlDir)
-	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, events, now)
-	l.gone = gone
+	l.watch = watchDir(cfg.ControlDir)
+	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.events, now)
+	l.gone = l.watch.gone
 	l.stage = StageInitialRenewal
 	return l
 }
@@ -111,8 +113,8 @@ func (l *loop) run() error {
 		var err error
 		select {
 		case <-l.g.events:
-			err = l.leased(l.g.observe(time.Now()))
-		case <-l.g.timer.C:
+			err = l.leased(l.g.onEvent(time.Now()))
+		case <-l.g.timer.C():
 			err = l.leased(l.g.onTimer(time.Now()))
 		case <-l.g.pollC:
 			err = l.leased(l.g.observe(time.Now()))

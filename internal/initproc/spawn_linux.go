@@ -39,8 +39,11 @@ func spawn(s launch.Spec) (peer, error) {
 	if err := pipes(&in, &out, &errp); err != nil {
 		return peer{}, err
 	}
-	growPipe(out[1])
-	growPipe(errp[1])
+	// Both pipes of each output hop are large, the host's included: a
+	// splice then moves up to 1 MiB per call.
+	for _, fd := range []int{in[1], out[1], errp[1], 1, 2} {
+		growPipe(fd)
+	}
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
 		Dir:   s.Cwd,
 		Env:   s.Environ(),
@@ -72,10 +75,20 @@ func pipes(ps ...*[2]int) error {
 	return nil
 }
 
-// growPipe enlarges an output pipe so a fast writer needs fewer wakeups of
-// the forwarder; failure (limits) just keeps the default size.
+// pipeSize is what the init asks for on every pipe its output crosses: the
+// default 64 KiB holds only 16 of the 4 KiB writes a typical peer makes,
+// so each splice would move a few pages and every side would wake far more
+// often. 1 MiB is the default pipe-max-size, allowed to any user.
+const pipeSize = 1 << 20
+
+// growPipe enlarges a pipe to pipeSize. It never shrinks one (the host may
+// have made fd 1 larger already), and failure (not a pipe, per-user
+// limits) just keeps the size it has.
 func growPipe(fd int) {
-	unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, 1<<20)
+	if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err != nil || n >= pipeSize {
+		return
+	}
+	unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
 }
 
 func classifyExec(err error) error {

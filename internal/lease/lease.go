@@ -102,6 +102,7 @@ func replace(dir string, value []byte) error {
 // for concurrent use: the init's supervision loop owns it.
 type Watcher struct {
 	path      string
+	cpath     *byte // path for the system calls, made once
 	duration  time.Duration
 	last      [Size]byte
 	haveLast  bool
@@ -114,7 +115,8 @@ type Watcher struct {
 // cannot satisfy the first-renewal requirement.
 func NewWatcher(path string, duration time.Duration, now time.Time) *Watcher {
 	w := &Watcher{path: path, duration: duration, changedAt: now}
-	if v, ok := Read(path); ok {
+	w.cpath, _ = bytePtr(path)
+	if v, ok := w.read(); ok {
 		w.last, w.haveLast = v, true
 	}
 	return w
@@ -122,7 +124,7 @@ func NewWatcher(path string, duration time.Duration, now time.Time) *Watcher {
 
 // Observe reads the lease once and reports whether it was renewed.
 func (w *Watcher) Observe(now time.Time) bool {
-	v, ok := Read(w.path)
+	v, ok := w.read()
 	if !ok || (w.haveLast && v == w.last) {
 		return false
 	}
@@ -130,6 +132,15 @@ func (w *Watcher) Observe(now time.Time) bool {
 	w.changedAt = now
 	w.renewals++
 	return true
+}
+
+// read reads the lease without allocating (a path with a NUL byte is never
+// a lease).
+func (w *Watcher) read() ([Size]byte, bool) {
+	if w.cpath == nil {
+		return [Size]byte{}, false
+	}
+	return readPath(w.path, w.cpath)
 }
 
 // Renewals returns how many renewals were observed since NewWatcher.

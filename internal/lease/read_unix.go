@@ -7,37 +7,23 @@ import (
 )
 
 // Read returns the lease value when path is a regular file of exactly Size
-// bytes. It never blocks on a FIFO, never follows a symlink and never
-// allocates: it runs on every check of the init's loop.
+// bytes. It never blocks on a FIFO and never follows a symlink.
 func Read(path string) (value [Size]byte, ok bool) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	p, err := unix.BytePtrFromString(path)
 	if err != nil {
 		return value, false
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return value, false
-	}
-	// One byte more than a lease, so a long file is detected as long.
-	var buf [Size + 1]byte
-	n := 0
-	for n < len(buf) {
-		m, err := unix.Read(fd, buf[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return value, false
-		}
-		if m == 0 {
-			break
-		}
-		n += m
-	}
+	return readPath(path, p)
+}
+
+// exact keeps buf as the value only when it held exactly Size bytes; buf
+// has room for one byte more, so a long file is detected as long.
+func exact(buf *[Size + 1]byte, n int) (value [Size]byte, ok bool) {
 	if n != Size {
 		return value, false
 	}
 	copy(value[:], buf[:Size])
 	return value, true
 }
+
+func bytePtr(path string) (*byte, error) { return unix.BytePtrFromString(path) }

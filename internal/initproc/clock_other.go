@@ -1,0 +1,7 @@
+//go:build !linux
+
+package initproc
+
+import "time"
+
+func newCheckClock(d time.Duration) checkClock { return runtimeClock{time.NewTimer(d)} }
