@@ -16,7 +16,7 @@ import (
 	"github.com/loki-sh/loki/internal/initproc"
 )
 
-const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] CONTROL_DIR
+const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] [-wait-after-eof] CONTROL_DIR
 
 loki-init is the trusted PID 1 of an agent's private PID namespace: the host's
 lease, not the agent, decides how long anything in the namespace may live.
@@ -37,7 +37,8 @@ Protocol, in order:
 Exit codes:
   0-255  the peer's own code, once all its output was delivered
          (0 as well when stdin reached EOF and the peer was still running
-         one second later, unless it had already exited nonzero)
+         one second later, unless it had already exited nonzero;
+         with -wait-after-eof the peer runs on until it exits)
   124    the lease expired (at any stage)
   125    refused or failed: not PID 1, bad prelude, spawn failure, output
          lost or still held open 1 s after the peer exited, peer killed by
@@ -75,6 +76,7 @@ func parse(args []string, stderr io.Writer) (initproc.Config, error) {
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", initproc.DefaultLeaseDuration, "exit 124 when the lease is not renewed for this long")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", initproc.DefaultPollInterval, "how often to re-read the lease when inotify cannot report renewals")
 	fs.DurationVar(&cfg.Grace, "grace", initproc.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
+	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, exitcode.Silent(exitcode.OK)

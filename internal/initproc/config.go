@@ -26,6 +26,11 @@ type Config struct {
 	// Grace is how long the peer's session has to exit after a forwarded
 	// SIGTERM/SIGINT/SIGHUP before everything is killed.
 	Grace time.Duration
+	// WaitAfterEOF turns off the reference's single-shot rule (host stdin
+	// EOF with the peer still running 1 s later ends the session with 0):
+	// the peer then runs until it exits, bounded only by the lease. For a
+	// host that pipes one request in and wants the whole answer.
+	WaitAfterEOF bool
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

@@ -228,7 +228,7 @@ func (l *loop) forwarded(f forwarded) error {
 		// the peer closed its stdin, which is normal after a single-shot
 		// answer, and is not an input EOF.
 		unix.Close(l.peer.stdin)
-		if f.eof && l.ended.IsZero() {
+		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
 			l.eofC = time.After(CompletionWindow)
 		}
 		return nil

@@ -62,6 +62,19 @@ func TestStdinEOFEndsRunningPeer(t *testing.T) {
 	pid1test.RequirePIDsGone(t, s.Namespace(), pids, waitShort)
 }
 
+// With -wait-after-eof, host stdin EOF does not end the session: a peer
+// that answers 2 s after reading its whole input is heard, with its code.
+func TestWaitAfterEOFHearsLateAnswer(t *testing.T) {
+	t.Parallel()
+	s := start(t, pid1test.Config{Flags: []string{"-wait-after-eof"},
+		Spec: shell("cat >/dev/null; sleep 2; echo late; exit 3")})
+	r := s.Wait(waitShort)
+	requireCode(t, r, 3)
+	if string(r.Stdout) != "late\n" {
+		t.Fatalf("stdout %q, want the late answer", r.Stdout)
+	}
+}
+
 // A nonzero exit earned around stdin EOF is kept: the session does not
 // turn it into 0.
 func TestStdinEOFKeepsNonzeroExit(t *testing.T) {
