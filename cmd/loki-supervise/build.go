@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/execution"
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/seatbelt"
 )
 
 // timeoutFlags are shared by build and run.
@@ -29,7 +32,11 @@ func init() {
 			"environment, records every transition in $LOKI_DATA_DIR/dashboard/builds/UUID/state.json\n" +
 			"(output in runner.log), acts on `loki-supervise stop UUID`, and on exit stops leftover\n" +
 			"descendants and binds the proof receipt. Exit status: the runner's code, 128+N for a\n" +
-			"signal, 127 when it could not be launched, 2 for bad arguments.",
+			"signal, 127 when it could not be launched, 2 for bad arguments.\n\n" +
+			"With --print-profile nothing runs and no record is made: the macOS Seatbelt profile this\n" +
+			"build would apply under LOKI_HOST_SEATBELT=1 is printed on stdout, from the host boundary\n" +
+			"variables (docs/macos.md). It works on any system, so a sandbox can be inspected and\n" +
+			"diffed before it is armed; exit 2 names the boundary variable that is wrong.",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "execution-id", Required: true, Usage: "canonical `UUID` naming the execution"},
 			&cli.StringFlag{Name: "run-sh", Required: true, Usage: "`PATH` of the engine's run.sh"},
@@ -38,9 +45,10 @@ func init() {
 			&cli.StringFlag{Name: "spec", Required: true, Usage: "spec `FILE` given to run.sh"},
 			&cli.StringFlag{Name: "provider", Required: true, Usage: "provider `NAME` passed to run.sh"},
 			&cli.BoolFlag{Name: "parallel", Usage: "pass --parallel to run.sh"},
+			&cli.BoolFlag{Name: "print-profile", Usage: "print the Seatbelt profile the build would apply, and run nothing"},
 		}, timeoutFlags...),
 		Action: func(c *cli.Context) error {
-			spec, err := execution.PrepareBuild(execution.BuildOptions{
+			opts := execution.BuildOptions{
 				ExecutionID: c.String("execution-id"),
 				RunSh:       c.String("run-sh"),
 				Workspace:   c.String("workspace"),
@@ -50,13 +58,39 @@ func init() {
 				Parallel:    c.Bool("parallel"),
 				HardTimeout: seconds(c, "hard-timeout"),
 				IdleTimeout: seconds(c, "idle-timeout"),
-			})
+			}
+			if c.Bool("print-profile") {
+				return printProfile(c, opts)
+			}
+			spec, err := execution.PrepareBuild(opts)
 			if err != nil {
 				return exitcode.New(2, err)
 			}
 			return supervise(c.Context, spec)
 		},
 	})
+}
+
+// printProfile renders the build's Seatbelt profile without running it or
+// touching its record. A note on stderr says when the profile would not be
+// in force, so nobody mistakes the printout for a confined build.
+func printProfile(c *cli.Context, opts execution.BuildOptions) error {
+	spec, err := execution.ResolveBuild(opts)
+	if err != nil {
+		return exitcode.New(2, err)
+	}
+	profile, err := seatbelt.Render(spec.Workspace, spec.RunSh, spec.SpecFile)
+	if err != nil {
+		return probeError(err)
+	}
+	switch {
+	case runtime.GOOS != "darwin":
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: Seatbelt confines builds on macOS only; on "+runtime.GOOS+" this build would run unconfined")
+	case !seatbelt.Armed():
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: "+seatbelt.EnvSeatbelt+" is off; this build would run unconfined")
+	}
+	_, err = c.App.Writer.Write(profile)
+	return err
 }
 
 // supervise runs spec to its end and turns the result into the exit code.

@@ -22,6 +22,29 @@ type BuildOptions struct {
 // also snapshots the spec into the record as spec.md unless the caller
 // (the dashboard) already did.
 func PrepareBuild(o BuildOptions) (Spec, error) {
+	s, err := ResolveBuild(o)
+	if err != nil {
+		return Spec{}, err
+	}
+	store, err := state.DefaultStore()
+	if err != nil {
+		return Spec{}, err
+	}
+	s.Store = store
+	content, err := os.ReadFile(s.SpecFile)
+	if err != nil {
+		return Spec{}, fmt.Errorf("--spec: %w", err)
+	}
+	if err := store.SnapshotSpec(s.ID, content); err != nil {
+		return Spec{}, err
+	}
+	return s, nil
+}
+
+// ResolveBuild validates a build request exactly as PrepareBuild does but
+// touches nothing: the Spec has no Store and no record exists for it. It
+// serves `build --print-profile`.
+func ResolveBuild(o BuildOptions) (Spec, error) {
 	id, err := state.ParseID(o.ExecutionID)
 	if err != nil {
 		return Spec{}, fmt.Errorf("--execution-id %q: %w", o.ExecutionID, err)
@@ -47,24 +70,13 @@ func PrepareBuild(o BuildOptions) (Spec, error) {
 	if err := checkTimeouts(o.HardTimeout, o.IdleTimeout); err != nil {
 		return Spec{}, err
 	}
-	store, err := state.DefaultStore()
-	if err != nil {
-		return Spec{}, err
-	}
-	s.ID, s.Store = id, store
+	s.ID = id
 	s.Args = []string{s.RunSh, "--provider", o.Provider}
 	if o.Parallel {
 		s.Args = append(s.Args, "--parallel")
 	}
 	s.Args = append(s.Args, s.SpecFile)
 	s.HardTimeout, s.IdleTimeout = o.HardTimeout, o.IdleTimeout
-	content, err := os.ReadFile(s.SpecFile)
-	if err != nil {
-		return Spec{}, fmt.Errorf("--spec: %w", err)
-	}
-	if err := store.SnapshotSpec(id, content); err != nil {
-		return Spec{}, err
-	}
 	return s, nil
 }
 

@@ -71,7 +71,13 @@ func newCgroup(tag string) *cgroup {
 	if err != nil {
 		return nil
 	}
-	dir := filepath.Join(parent, "loki-lineage-"+tag)
+	self := os.Getpid()
+	st, err := procSource{root: "/proc"}.stat(self)
+	if err != nil {
+		return nil
+	}
+	sweepCgroups(parent)
+	dir := filepath.Join(parent, cgroupName(self, st.start, tag))
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil
 	}
@@ -85,6 +91,54 @@ func newCgroup(tag string) *cgroup {
 		return nil
 	}
 	return &cgroup{dir: dir, dfd: dfd}
+}
+
+// cgroupPrefix starts the name of every runner cgroup. The name carries
+// the owning supervisor's pid and start time, so that the cgroup of a
+// supervisor that died without cleaning up (kill -9) can be recognised as
+// abandoned and removed by the next one.
+const cgroupPrefix = "loki-lineage-"
+
+func cgroupName(pid int, start uint64, tag string) string {
+	return cgroupPrefix + strconv.Itoa(pid) + "-" + strconv.FormatUint(start, 10) + "-" + tag
+}
+
+// cgroupOwner parses a name made by cgroupName.
+func cgroupOwner(name string) (pid int, start uint64, ok bool) {
+	rest, found := strings.CutPrefix(name, cgroupPrefix)
+	if !found {
+		return 0, 0, false
+	}
+	f := strings.Split(rest, "-")
+	if len(f) != 3 {
+		return 0, 0, false
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	return pid, start, err1 == nil && err2 == nil && pid > 0
+}
+
+// sweepCgroups removes runner cgroups whose supervisor is gone (its pid
+// no longer exists or names a process with another start time). Only an
+// empty cgroup can be removed: the kernel refuses one that still holds a
+// process (an orphaned runner keeps its cgroup until it exits, and the next
+// sweep after that removes it). A live supervisor's cgroup is never touched.
+func sweepCgroups(parent string) {
+	names, err := readNames(parent)
+	if err != nil {
+		return
+	}
+	src := procSource{root: "/proc"}
+	for _, n := range names {
+		pid, start, ok := cgroupOwner(n)
+		if !ok {
+			continue
+		}
+		if st, err := src.stat(pid); !errors.Is(err, errGone) && (err != nil || st.start == start) {
+			continue // the owner lives, or we cannot tell
+		}
+		(&cgroup{dir: filepath.Join(parent, n), dfd: -1}).remove()
+	}
 }
 
 // pids lists every process in the cgroup and its descendant cgroups.
@@ -135,14 +189,54 @@ func (c *cgroup) kill(wait time.Duration) bool {
 	if err := os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0); err != nil {
 		return !c.populated()
 	}
+	return c.waitEmpty(wait)
+}
+
+// waitEmpty waits up to wait for cgroup.events to say "populated 0" and
+// reports whether it did. A process that was just killed stays counted
+// there until the kernel has torn it down (on recent kernels, until after
+// its final context switch, past the moment it became a zombie or was
+// reaped), so "populated" right after a kill is no evidence of a survivor.
+// The kernel signals every change of the file to inotify; the poll timeout
+// is only a fallback should a notification be missed.
+func (c *cgroup) waitEmpty(wait time.Duration) bool {
 	deadline := time.Now().Add(wait)
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err == nil {
+		defer unix.Close(fd)
+		if _, err := unix.InotifyAddWatch(fd, filepath.Join(c.dir, "cgroup.events"), unix.IN_MODIFY); err != nil {
+			unix.Close(fd)
+			fd = -1
+		}
+	} else {
+		fd = -1
+	}
 	for c.populated() {
-		if time.Now().After(deadline) {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return false
 		}
-		time.Sleep(pollInterval)
+		waitEvent(fd, min(left, pollInterval))
 	}
 	return true
+}
+
+// waitEvent blocks until fd (an inotify fd, or -1) is readable or d passed,
+// and drains it.
+func waitEvent(fd int, d time.Duration) {
+	if fd < 0 {
+		time.Sleep(d)
+		return
+	}
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, _ := unix.Poll(pfd, int(d.Milliseconds())+1); n > 0 {
+		var buf [512]byte
+		for {
+			if n, err := unix.Read(fd, buf[:]); n <= 0 || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // remove closes the fd and removes the (empty) cgroup tree, best effort.

@@ -8,9 +8,10 @@ import "time"
 // and these methods are never reached.
 type cgroup struct{ dfd int }
 
-func newCgroup(string) *cgroup            { return nil }
-func (c *cgroup) pids() ([]int, error)    { return nil, ErrUnsupported }
-func (c *cgroup) populated() bool         { return false }
-func (c *cgroup) kill(time.Duration) bool { return false }
-func (c *cgroup) remove()                 {}
-func (c *cgroup) closeFD()                {}
+func newCgroup(string) *cgroup                 { return nil }
+func (c *cgroup) pids() ([]int, error)         { return nil, ErrUnsupported }
+func (c *cgroup) populated() bool              { return false }
+func (c *cgroup) kill(time.Duration) bool      { return false }
+func (c *cgroup) waitEmpty(time.Duration) bool { return true }
+func (c *cgroup) remove()                      {}
+func (c *cgroup) closeFD()                     {}

@@ -30,7 +30,11 @@
 //   - Reconcile stops the lineage with the spec's constants (poll 20 ms,
 //     quiescence 200 ms, margin 300 ms, budget max(g+0.2 s, 0.5 s), SIGTERM
 //     phase ending 0.5 s before the budget) and reports an Outcome whose
-//     slices are never nil.
+//     slices are never nil. A member that is already dying (in do_exit, or
+//     with SIGKILL pending: killed with the runner's group) is waited for,
+//     never signalled or counted as detected, unless it outlasts the budget;
+//     a cgroup still populated by such teardown is waited for (inotify on
+//     cgroup.events) before it is judged.
 //   - Where a writable cgroup v2 exists, the runner is born in its own cgroup
 //     (clone3 CLONE_INTO_CGROUP); its members count as lineage and cgroup.kill
 //     is the final guarantee. Containment says what was in force. Without it

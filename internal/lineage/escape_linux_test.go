@@ -60,6 +60,9 @@ func startInMode(t *testing.T, m mode, script string) (*Runner, string) {
 	m.apply(r.tr)
 	r.tr.mu.Unlock()
 	if m.cgroup && r.tr.group == nil {
+		if testutil.InCI() {
+			t.Fatal("CI=true but no writable cgroup v2: containment is " + r.Containment())
+		}
 		t.Skip("no writable cgroup v2 on this host: containment is " + r.Containment())
 	}
 	if !m.cgroup && r.tr.group != nil {

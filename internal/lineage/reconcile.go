@@ -12,81 +12,169 @@ import (
 // reports what it found (supervision.md, Reconciliation). It is meant for
 // after the runner exited, or to stop a run; the runner itself is signalled
 // too while alive but never listed in the outcome's pid lists.
+//
+// A process that is already dying (in do_exit, or with SIGKILL pending:
+// killed together with the runner's group a moment ago) is no survivor: it
+// is neither signalled nor counted as detected, and is waited for instead.
+// Only one still there when the budget ends is reported.
 func (r *Runner) Reconcile(grace time.Duration) Outcome {
 	t := r.tr
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := EmptyOutcome()
 	out.Checked = true
-	start := time.Now()
-	deadline := start.Add(budget(grace))
-	termEnd := deadline.Add(-killPhase)
-	rec := recorder{leader: t.leader.PID(), out: &out, sent: map[string]bool{}}
-
-	var last []member
-	fail := func(err error) Outcome {
-		out.Error = err.Error()
-		out.RemainingPIDs = rec.pids(last)
-		return out
+	rc := &reconciler{t: t, out: &out, rec: recorder{leader: t.leader.PID(), out: &out, sent: map[string]bool{}}}
+	if err := rc.settle(); err != nil {
+		return rc.fail(err)
 	}
+	deadline := time.Now().Add(budget(grace))
+	termEnd := deadline.Add(-killPhase)
 	// SIGTERM phase: every member once, while members remain.
 	for time.Now().Before(termEnd) {
-		ms, err := t.refresh()
+		alive, err := rc.observe()
 		if err != nil {
-			return fail(err)
+			return rc.fail(err)
 		}
-		last = ms
-		rec.see(ms)
-		if len(ms) == 0 {
+		if len(rc.last) == 0 {
 			break
 		}
-		for _, m := range ms {
-			rec.signal(m, unix.SIGTERM)
-		}
+		rc.signal(alive, unix.SIGTERM)
 		sleepUntil(pollInterval, termEnd)
 	}
 	// SIGKILL phase: kill whatever is seen, until quiet for the quiescence
 	// period. The quiet timer may finish within the scheduling margin past
-	// the deadline, so a loaded host does not turn a stopped lineage into an
-	// uncontained one; no member seen past the deadline is forgiven.
+	// the deadline, and so may the teardown of members already dying (they
+	// cannot run or fork any more), so a loaded host does not turn a stopped
+	// lineage into an uncontained one; no live member seen past the deadline
+	// is forgiven.
 	quietSince := time.Now()
 	for {
-		ms, err := t.refresh()
+		alive, err := rc.observe()
 		if err != nil {
-			return fail(err)
+			return rc.fail(err)
 		}
-		last = ms
-		rec.see(ms)
 		now := time.Now()
-		if len(ms) > 0 {
-			for _, m := range ms {
-				rec.signal(m, unix.SIGKILL)
-			}
+		if len(rc.last) > 0 {
+			rc.signal(alive, unix.SIGKILL)
 			quietSince = now
 		} else if now.Sub(quietSince) >= quiescence {
 			out.Quiescent = true
 			break
 		}
-		if now.After(deadline) && (len(ms) > 0 || now.After(deadline.Add(schedulingMargin))) {
+		if now.After(deadline) && (len(alive) > 0 || now.After(deadline.Add(schedulingMargin))) {
 			break
 		}
 		time.Sleep(pollInterval)
 	}
-	if t.group != nil && t.group.populated() {
-		// Something is in the runner's cgroup that no rule showed: the final
-		// guarantee is the kernel killing the whole cgroup tree.
-		out.Detected = true
-		empty := t.group.kill(schedulingMargin)
-		if ms, err := t.refresh(); err == nil { // also reaps what we inherited
-			last = ms
-		}
-		out.Quiescent = empty && !t.group.populated()
+	rc.cgroupGuarantee()
+	if rc.others(rc.last) {
+		out.Detected = true // still there after the budget: a survivor
 	}
-	if len(last) > 0 {
+	if len(rc.last) > 0 {
 		out.Quiescent = false
 	}
-	out.RemainingPIDs = rec.pids(last)
+	out.RemainingPIDs = rc.rec.pids(rc.last)
 	return out
+}
+
+// reconciler is the state of one Reconcile.
+type reconciler struct {
+	t    *tracker
+	out  *Outcome
+	rec  recorder
+	last []member // the latest refresh, dying members included
+}
+
+func (rc *reconciler) fail(err error) Outcome {
+	rc.out.Error = err.Error()
+	rc.out.RemainingPIDs = rc.rec.pids(rc.last)
+	return *rc.out
+}
+
+// observe refreshes the lineage, counts the members that are alive and not
+// dying as detected, and returns those (the ones worth a signal).
+func (rc *reconciler) observe() ([]member, error) {
+	alive, err := rc.look()
+	if err == nil {
+		rc.rec.see(alive)
+	}
+	return alive, err
+}
+
+// look refreshes without counting anything.
+func (rc *reconciler) look() ([]member, error) {
+	ms, err := rc.t.refresh()
+	if err != nil {
+		return nil, err
+	}
+	rc.last = ms
+	alive := make([]member, 0, len(ms))
+	for _, m := range ms {
+		if !rc.t.src.dying(m.id.PID()) {
+			alive = append(alive, m)
+		}
+	}
+	return alive, nil
+}
+
+// settle lets members that are already dying finish before anything is
+// counted, bounded by the scheduling margin. Whenever a member other than
+// the runner is present it looks at least twice, a poll apart: between
+// dequeuing its fatal signal and entering do_exit a process shows neither
+// mark, for a few microseconds.
+func (rc *reconciler) settle() error {
+	deadline := time.Now().Add(schedulingMargin)
+	for first := true; ; first = false {
+		alive, err := rc.look()
+		if err != nil {
+			return err
+		}
+		if !rc.others(rc.last) || (!first && len(alive) == len(rc.last)) || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+func (rc *reconciler) signal(ms []member, sig unix.Signal) {
+	for _, m := range ms {
+		rc.rec.signal(m, sig)
+	}
+}
+
+// others reports a member other than the runner.
+func (rc *reconciler) others(ms []member) bool {
+	for _, m := range ms {
+		if m.id.PID() != rc.rec.leader {
+			return true
+		}
+	}
+	return false
+}
+
+// cgroupGuarantee empties the runner's cgroup. A cgroup still reported
+// populated right after the lineage went quiet usually holds processes the
+// kernel is still tearing down, so it is first waited for (bounded); only
+// then is it killed whole. Detected is set only for processes actually
+// found alive in it, or when the kernel cannot empty it.
+func (rc *reconciler) cgroupGuarantee() {
+	g := rc.t.group
+	if g == nil || !g.populated() || g.waitEmpty(schedulingMargin) {
+		return
+	}
+	alive, err := rc.observe() // adopts the cgroup's live processes
+	if err != nil {
+		rc.out.Error = err.Error()
+	}
+	rc.signal(alive, unix.SIGKILL) // by identity, so kill_sent names them
+	empty := g.kill(schedulingMargin)
+	if _, err := rc.look(); err == nil { // also reaps what we inherited
+		empty = empty && len(rc.last) == 0
+	}
+	if !empty || g.populated() {
+		rc.out.Detected = true
+		rc.out.Quiescent = false
+	}
 }
 
 // recorder keeps the outcome's lists: pids other than the runner, each once

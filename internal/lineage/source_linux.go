@@ -118,6 +118,62 @@ func (s procSource) hasToken(pid int, token string) tokenAnswer {
 	return tokenNo
 }
 
+// pfExiting is PF_EXITING in the flags field of /proc/PID/stat: the task
+// has entered do_exit.
+const pfExiting = 0x4
+
+// sigkillBit is SIGKILL in the hex masks of /proc/PID/status.
+const sigkillBit = uint64(1) << (unix.SIGKILL - 1)
+
+// dying reports a process that can no longer run user code: it is in
+// do_exit, or SIGKILL is pending. The kernel turns every fatal signal with
+// default disposition (a group SIGTERM to sh, sleep, ...) into a pending
+// SIGKILL on delivery, so a process killed together with the runner's
+// group is recognised from the moment the signal was sent, before it was
+// scheduled to die. Unreadable means not dying: never a reason to forgive.
+func (s procSource) dying(pid int) bool {
+	b, err := os.ReadFile(s.path(pid, "/stat"))
+	if err != nil {
+		return false
+	}
+	if flags, ok := statFlags(b); ok && flags&pfExiting != 0 {
+		return true
+	}
+	b, err = os.ReadFile(s.path(pid, "/status"))
+	if err != nil {
+		return false
+	}
+	return sigkillPending(b)
+}
+
+// statFlags is field 9 of /proc/PID/stat (the 7th after the command name).
+func statFlags(b []byte) (uint64, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 7 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(f[6]), 10, 64)
+	return v, err == nil
+}
+
+// sigkillPending reads SigPnd (the thread's) and ShdPnd (the process's).
+func sigkillPending(status []byte) bool {
+	for _, line := range bytes.Split(status, []byte{'\n'}) {
+		k, v, ok := bytes.Cut(line, []byte{':'})
+		if !ok || (string(k) != "SigPnd" && string(k) != "ShdPnd") {
+			continue
+		}
+		if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64); err == nil && m&sigkillBit != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (procSource) reap(pid int) {
 	var ws unix.WaitStatus
 	for {

@@ -60,6 +60,14 @@ func (sysctlSource) all() ([]int, error) {
 
 func (sysctlSource) hasToken(int, string) tokenAnswer { return tokenUnknown }
 
+// pWExit is P_WEXIT of <sys/proc.h>: the process is working on exiting.
+const pWExit = 0x00002000
+
+func (sysctlSource) dying(pid int) bool {
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	return err == nil && kp.Proc.P_flag&pWExit != 0
+}
+
 func (sysctlSource) reap(pid int) {
 	var ws unix.WaitStatus
 	_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)

@@ -46,6 +46,7 @@ type source interface {
 	children(pid int) ([]int, error)            // errGone, errNoChildren, or another error
 	all() ([]int, error)                        // every pid visible to us
 	hasToken(pid int, token string) tokenAnswer // the lineage token in its environment?
+	dying(pid int) bool                         // already exiting, or a fatal signal is pending
 	reap(pid int)                               // collect a zombie child by pid, never wait(-1)
 }
 

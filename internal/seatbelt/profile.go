@@ -35,6 +35,9 @@ var alwaysMetadata = []string{"/var", "/tmp", "/etc", "/dev"}
 // devices are granted read-write when present.
 var devices = []string{"/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}
 
+// Devices lists the devices a profile grants when they exist here.
+func Devices() []string { return append([]string(nil), devices...) }
+
 // Profile returns the Seatbelt profile confining a build to w. Whether each
 // granted path is a directory (subpath) or a file (literal), and which
 // devices exist, is read from the filesystem at this moment.

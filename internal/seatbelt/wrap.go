@@ -118,6 +118,23 @@ func (h host) wrap(executionDir string, args []string, workspace, runSh, spec st
 	}, nil
 }
 
+// Render returns the profile a confined build of workspace would apply,
+// from the host boundary in the environment, without writing anything. It
+// is pure, so it works on any system: a user can inspect (and diff) the
+// sandbox before arming LOKI_HOST_SEATBELT. Boundary errors wrap
+// hostbound.ErrInvalid.
+func Render(workspace, runSh, spec string) ([]byte, error) {
+	w, err := hostbound.ForWorkspace(hostbound.Environ, workspace, runSh, spec)
+	if err != nil {
+		return nil, err
+	}
+	return Profile(w), nil
+}
+
+// Armed reports whether LOKI_HOST_SEATBELT is switched on in the
+// environment (Wrap then confines, or refuses).
+func Armed() bool { return Enabled(hostbound.Environ, EnvSeatbelt) }
+
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

@@ -26,8 +26,20 @@ func keys(st state.State) []string {
 	return k
 }
 
-// checkExited checks every field an exited (launched) record carries.
+// checkExited checks every field an exited (launched) record carries, for
+// a run that bound no proof.
 func checkExited(t *testing.T, e *env, id string, st state.State, rc int, reason string, extra ...string) {
+	t.Helper()
+	checkRecord(t, e, id, st, rc, reason, extra...)
+	p := st.Map("proof")
+	if p["present"] != false || p["bound"] != false || p["proof_url"] != "/api/control/builds/"+id+"/proof" {
+		t.Errorf("proof = %v", jsonOf(p))
+	}
+}
+
+// checkRecord checks every field of an exited (launched) record but the
+// proof, and that the lineage check found nothing.
+func checkRecord(t *testing.T, e *env, id string, st state.State, rc int, reason string, extra ...string) {
 	t.Helper()
 	want := append([]string{"descendants", "execution_id", "exit_code", "exited_at", "final_tree_sha256",
 		"finished_at", "proof", "returncode", "run_id", "runner_birth_token", "runner_log", "runner_pgid",
@@ -84,10 +96,6 @@ func checkExited(t *testing.T, e *env, id string, st state.State, rc int, reason
 		if l, ok := d[k].([]any); !ok || len(l) != 0 {
 			t.Errorf("descendants.%s = %v, want []", k, d[k])
 		}
-	}
-	p := st.Map("proof")
-	if p["present"] != false || p["bound"] != false || p["proof_url"] != "/api/control/builds/"+id+"/proof" {
-		t.Errorf("proof = %v", jsonOf(p))
 	}
 }
 
@@ -307,6 +315,9 @@ func TestSupervisorDiedStatus(t *testing.T) {
 	st, err := state.Decode([]byte(out))
 	if err != nil || st["supervisor_alive"] != false || st.Str("display_state") != "running (supervisor lost)" {
 		t.Errorf("status --json: %v %q", err, out)
+	}
+	if out, _, code := e.cli("list"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "running (supervisor lost)") {
+		t.Errorf("list: %d %q", code, out)
 	}
 	// The reader did not write the derived fields into the record.
 	if rec := e.record(id); rec["supervisor_alive"] != nil || rec["display_state"] != nil {
