@@ -149,10 +149,21 @@ func (s *Store) Mutate(id ID, fn func(st State, exists bool) error) (State, erro
 	if err != nil {
 		return nil, err
 	}
+	removeDeadTemps(dir)
 	if err := WriteAtomic(filepath.Join(dir, StateFile), b, 0o600); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// removeDeadTemps deletes temp files of state.json left by a writer killed
+// mid-write (kill -9 between create and rename). Every writer holds the
+// lock for the whole write, so under the lock no such file is live.
+func removeDeadTemps(dir string) {
+	left, _ := filepath.Glob(filepath.Join(dir, "."+StateFile+".*.tmp"))
+	for _, p := range left {
+		os.Remove(p)
+	}
 }
 
 // normalize turns typed values (structs with json tags, typed slices) into

@@ -435,3 +435,29 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDeadWritersTempRemoved: a writer killed between creating its temp
+// file and renaming it leaves .state.json.*.tmp behind; the next update,
+// holding the lock no live writer could hold, removes it and nothing else.
+func TestDeadWritersTempRemoved(t *testing.T) {
+	s := NewStore(t.TempDir())
+	if _, err := s.Update(testID, map[string]any{"state": "running"}); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(s.Dir(testID), "."+StateFile+".123456.tmp")
+	other := filepath.Join(s.Dir(testID), ".spec.md.99.tmp")
+	for _, p := range []string{dead, other} {
+		if err := os.WriteFile(p, []byte(`{"state":`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Update(testID, map[string]any{"state": "exited"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Fatalf("dead writer's temp file still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("a temp file that is not state.json's was removed: %v", err)
+	}
+}
