@@ -22,6 +22,13 @@ var (
 type Identity struct {
 	pid   int
 	token string
+	// ino is the process's pidfs inode number when it was captured alive
+	// on Linux (0 otherwise). Birth tokens count clock ticks, so a pid
+	// reused within one tick (10 ms) gets the same token; the pidfs inode
+	// is unique per process for the whole boot, so an identity captured
+	// in this process tells even those apart. It is not persisted: the
+	// record keeps the reference's token format.
+	ino uint64
 }
 
 // PID returns the process id.
@@ -48,7 +55,7 @@ func Capture(pid int) (Identity, error) {
 	if !SignalSafe(tok) {
 		return Identity{}, fmt.Errorf("procid: pid %d: %w", pid, ErrImprecise)
 	}
-	return Identity{pid: pid, token: tok}, nil
+	return Identity{pid: pid, token: tok, ino: pidInode(pid)}, nil
 }
 
 // Restore rebuilds an Identity from a record (e.g. state.json). The token
@@ -74,7 +81,10 @@ func (id Identity) Matches() bool {
 		return false
 	}
 	tok, err := BirthToken(id.pid)
-	return err == nil && tok == id.token
+	if err != nil || tok != id.token {
+		return false
+	}
+	return id.ino == 0 || pidInode(id.pid) == id.ino
 }
 
 // SignalSafe is true only for tokens precise enough to authorise a signal:

@@ -15,20 +15,6 @@ import (
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
-// TestPIDReuseWithinOneClockTick: birth tokens are made of the boot id and
-// the start time in clock ticks (10 ms), so a process that takes a dead
-// process's pid within the same tick gets the very same token. Nothing
-// identity-checked may signal it all the same.
-func TestPIDReuseWithinOneClockTick(t *testing.T) {
-	r := runReuseHelper(t, "pidreuse-tick")
-	if !r.SameTickTokenSeen {
-		t.Logf("no reuse within one tick in this run (tokens %s / %s): nothing to prove", r.VictimToken, r.ImpostorToken)
-		return
-	}
-	t.Logf("pid %d reused within one tick: both tokens are %s", r.Pid, r.VictimToken)
-	requireNothingReached(t, r)
-}
-
 // forgeScript renews every *other* session's lease under the same control
 // root, as fast as it can.
 const forgeScript = `ctl=$(tr '\0' '\n' </proc/1/cmdline | tail -n 1)

@@ -36,6 +36,10 @@ type reuseReport struct {
 	LineageSent       bool   `json:"lineage_sent"`
 	ImpostorAlive     bool   `json:"impostor_alive"`
 	SameTickTokenSeen bool   `json:"same_tick_token_seen"`
+	// live and pidfd are what the supervisor holds in memory for a runner
+	// it started: an identity captured alive and a pidfd opened then.
+	live  procid.Identity
+	pidfd int
 	// Supervisor level: the supervisor and the runner died, both pids were
 	// taken over, then `stop` and `status` ran.
 	RunnerPid        int    `json:"runner_pid"`
@@ -166,21 +170,27 @@ func pidReuse(r *reuseReport, sameTick bool) error {
 // clock tick); otherwise the impostor is restarted until its token differs.
 func groupReuse(r *reuseReport, sameTick bool) error {
 	for try := 0; ; try++ {
-		impostor, err := reuseOnce(r)
+		impostor, err := reuseOnce(r, !sameTick)
 		if err != nil {
 			return err
 		}
 		if r.SameTickTokenSeen == sameTick || try == 20 {
 			defer stopSleeper(impostor)
+			if sameTick {
+				return signalImpostorLive(r, impostor)
+			}
 			return signalImpostor(r, impostor)
 		}
+		unix.Close(r.pidfd)
 		stopSleeper(impostor)
 	}
 }
 
 // reuseOnce starts a victim session leader, records it, kills it and
-// starts an impostor session leader on its pid.
-func reuseOnce(r *reuseReport) (*exec.Cmd, error) {
+// starts an impostor session leader on its pid. With distinct, the
+// impostor starts two clock ticks (at 100 Hz) later, so its birth token
+// differs: the case a restored token can tell apart.
+func reuseOnce(r *reuseReport, distinct bool) (*exec.Cmd, error) {
 	victim, err := startSleeper(0, true)
 	if err != nil {
 		return nil, err
@@ -196,7 +206,18 @@ func reuseOnce(r *reuseReport) (*exec.Cmd, error) {
 		stopSleeper(victim)
 		return nil, fmt.Errorf("the live victim does not verify (test is blind): %w", err)
 	}
+	if r.live, err = procid.Capture(r.Pid); err != nil {
+		stopSleeper(victim)
+		return nil, err
+	}
+	if r.pidfd, err = unix.PidfdOpen(r.Pid, 0); err != nil {
+		stopSleeper(victim)
+		return nil, fmt.Errorf("pidfd_open: %w", err)
+	}
 	stopSleeper(victim)
+	if distinct {
+		time.Sleep(20 * time.Millisecond)
+	}
 	impostor, err := startSleeper(r.Pid, true)
 	if err != nil {
 		return nil, err
@@ -206,9 +227,24 @@ func reuseOnce(r *reuseReport) (*exec.Cmd, error) {
 	return impostor, nil
 }
 
+// signalImpostorLive tries the signal paths a live supervisor uses for a
+// runner it started (a pidfd held since spawn, an identity captured alive)
+// after the pid was reused within one clock tick; the impostor must live.
+func signalImpostorLive(r *reuseReport, impostor *exec.Cmd) error {
+	defer unix.Close(r.pidfd)
+	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, PidFD: r.pidfd}
+	if err := g.Signal(syscall.SIGTERM); err != nil {
+		r.GroupSignalErr = err.Error()
+	}
+	r.LineageSent = lineage.Signal(r.live, unix.SIGKILL)
+	r.ImpostorAlive = survives(impostor)
+	return nil
+}
+
 // signalImpostor tries the identity-checked signal paths on the victim's
 // record; the impostor must survive them all.
 func signalImpostor(r *reuseReport, impostor *exec.Cmd) error {
+	unix.Close(r.pidfd)
 	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, PidFD: -1}
 	ident, err := procid.Restore(r.Pid, r.VictimToken)
 	if err != nil {
@@ -415,5 +451,29 @@ func TestRecordRedirectedToAnotherLiveGroup(t *testing.T) {
 	}
 	if err := runnerGroup.Verify(); err != nil {
 		t.Fatalf("the real runner was signalled too: %v", err)
+	}
+}
+
+// TestPIDReuseWithinOneClockTick: birth tokens count clock ticks (10 ms),
+// so a process that takes a dead process's pid within the same tick gets
+// the very same token. What a live supervisor holds for its runner (a
+// pidfd since spawn, an identity captured alive, which carries the pidfs
+// inode) still tells them apart: no signal reaches the newcomer. A token
+// restored from a record cannot (docs/reliability.md says so).
+func TestPIDReuseWithinOneClockTick(t *testing.T) {
+	r := runReuseHelper(t, "pidreuse-tick")
+	if r.Error != "" {
+		t.Fatalf("helper: %s", r.Error)
+	}
+	if !r.SameTickTokenSeen {
+		t.Logf("no reuse within one tick in this run (tokens %s / %s): nothing to prove", r.VictimToken, r.ImpostorToken)
+		return
+	}
+	t.Logf("pid %d reused within one tick: both tokens are %s; group signal: %q", r.Pid, r.VictimToken, r.GroupSignalErr)
+	if r.LineageSent {
+		t.Error("lineage.Signal with an identity captured alive signalled the impostor")
+	}
+	if !r.ImpostorAlive {
+		t.Error("the impostor died: a signal reached it")
 	}
 }
