@@ -48,6 +48,7 @@ Example:
 				LeaseDuration: c.Duration("lease-duration"),
 				PollInterval:  c.Duration("poll-interval"),
 				Grace:         c.Duration("grace"),
+				WaitAfterEOF:  c.Bool("wait-after-eof"),
 			}.InitArgs()
 			spec, err := ocibundle.Config(opts)
 			if err != nil {

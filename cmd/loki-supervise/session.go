@@ -65,7 +65,13 @@ Examples:
   loki-supervise session --env ANTHROPIC_API_KEY --env NO_COLOR=1 -- codex acp
   loki-supervise session --isolation oci --runtime runc --rootfs /srv/agent-rootfs \
       --bind /home/me/proj:/work --cwd /work -- /usr/bin/agent
-  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session -- ./rpc-server`,
+  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session --wait-after-eof -- ./rpc-server
+
+Stdin EOF: like the reference, loki-init treats the end of the host's input as the
+end of a single-shot session: an agent still running 1 s after stdin EOF is ended
+(exit 0, or the nonzero code it already earned). Interactive clients (ACP) keep stdin
+open until they have their answer; a script that pipes one request in and wants the
+whole reply passes --wait-after-eof. --isolation none always waits for the agent.`,
 		Flags: sessionFlags(),
 		Action: func(c *cli.Context) error {
 			return runSession(c)
@@ -116,6 +122,7 @@ func bundleFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed"},
 		&cli.DurationFlag{Name: "poll-interval", Value: session.DefaultPollInterval, Usage: "how often loki-init checks the lease"},
 		&cli.DurationFlag{Name: "grace", Value: session.DefaultGrace, Usage: "loki-init's delay between forwarding SIGTERM to the peer and killing it"},
+		&cli.BoolFlag{Name: "wait-after-eof", Usage: "after stdin EOF, let the agent run until it exits (the lease still bounds it) instead of ending the session 1 s later"},
 		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: ocibundle.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
@@ -160,6 +167,7 @@ func runSession(c *cli.Context) error {
 		PollInterval:  c.Duration("poll-interval"),
 		Grace:         c.Duration("grace"),
 		StopTimeout:   c.Duration("stop-timeout"),
+		WaitAfterEOF:  c.Bool("wait-after-eof"),
 		ControlRoot:   c.String("control-root"),
 		Stdin:         stdin,
 		Stdout:        os.Stdout,

@@ -2,11 +2,7 @@
 
 package direct
 
-import (
-	"os"
-	"syscall"
-)
+import "github.com/loki-sh/loki/internal/session"
 
-func sysProcAttr() *syscall.SysProcAttr              { return nil }
-func signalGroup(p *os.Process, sig os.Signal) error { return p.Signal(sig) }
-func killGroup(int)                                  {}
+// Start is refused where lineage tracking does not exist.
+func (Backend) Start(session.Request) (session.Process, error) { return nil, ErrUnsupported }

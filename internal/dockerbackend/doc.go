@@ -8,6 +8,10 @@
 // filesystem is read-only with a tmpfs /tmp unless asked otherwise. The
 // container gets no environment of its own: the peer's env travels in the
 // prelude. Signals go through "docker kill" by container name, and "docker
-// rm -f" runs at the end. No Docker engine runs where loki is tested, so
-// this backend is untested end to end.
+// rm -f" runs at the end. "docker run" writes a cid file into the session's
+// scratch dir once the container exists; exit 125 without it means docker
+// itself failed (typically: no daemon), which is reported as "the backend
+// could not start" (127) with the fix, never as a session code. No Docker
+// engine runs where loki is tested, so this backend is untested end to end
+// beyond that failure path.
 package dockerbackend

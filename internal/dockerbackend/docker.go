@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,12 +26,22 @@ const (
 
 // Sentinel errors.
 var (
-	ErrNotFound = errors.New("docker CLI not found")
-	ErrOptions  = errors.New("invalid docker options")
+	ErrNotFound   = errors.New("docker CLI not found")
+	ErrOptions    = errors.New("invalid docker options")
+	ErrNotCreated = errors.New("docker did not create the container")
 )
 
 // FixHint is the one-line fix printed with ErrNotFound.
 const FixHint = "install the Docker CLI and start a daemon, or use --isolation namespace|oci"
+
+// DaemonFixHint is the one-line fix printed with ErrNotCreated.
+const DaemonFixHint = "start the Docker daemon (or point DOCKER_HOST at a running one), or use --isolation namespace|oci"
+
+// runFailed is docker run's own exit code for "the container never ran"
+// (no daemon, unknown image, bad flag). loki-init's 125 looks the same,
+// so the cid file tells them apart: docker writes it once it has created
+// the container.
+const runFailed = 125
 
 // Options are the inputs of Args.
 type Options struct {
@@ -44,6 +55,9 @@ type Options struct {
 	WritableRootfs bool
 	User           string // --user value, "" = image default
 	Binds          []string
+	// CIDFile is where docker writes the container id once the container
+	// exists ("" = none). It must not exist beforehand.
+	CIDFile string
 }
 
 // Args returns the complete docker command line.
@@ -78,6 +92,9 @@ func Args(o Options) ([]string, error) {
 	if o.User != "" {
 		args = append(args, "--user", o.User)
 	}
+	if o.CIDFile != "" {
+		args = append(args, "--cidfile", o.CIDFile)
+	}
 	for _, b := range o.Binds {
 		args = append(args, "--volume", b)
 	}
@@ -95,6 +112,9 @@ func (b *Backend) NeedsInit() bool { return true }
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options
 	o.ControlDir, o.InitArgs = req.ControlDir, req.InitArgs
+	if req.Scratch != "" && o.CIDFile == "" {
+		o.CIDFile = filepath.Join(req.Scratch, "docker.cid")
+	}
 	if o.Name == "" {
 		var r [8]byte
 		rand.Read(r[:])
@@ -113,7 +133,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrNotFound, err, FixHint)
 	}
-	return &process{cmd: cmd, docker: path, name: o.Name}, nil
+	return &process{cmd: cmd, docker: path, name: o.Name, cidFile: o.CIDFile}, nil
 }
 
 // dockerEnv passes only what the CLI needs to find its daemon and config.
@@ -128,8 +148,8 @@ func dockerEnv() []string {
 }
 
 type process struct {
-	cmd          *exec.Cmd
-	docker, name string
+	cmd                   *exec.Cmd
+	docker, name, cidFile string
 }
 
 func (p *process) Wait() session.Exit {
@@ -142,12 +162,26 @@ func (p *process) Wait() session.Exit {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return session.Exit{Signal: int(ws.Signal())}
 		}
-		// 125-127 from docker run itself mean the container never ran; they
-		// coincide with init codes, so they are passed on as they are.
-		return session.Exit{Code: ee.ExitCode()}
+		code := ee.ExitCode()
+		if code == runFailed && p.neverCreated() {
+			// docker itself failed (its message is above): the session
+			// never ran, which is 127, not a code of the session's.
+			return session.Exit{Code: code, Err: fmt.Errorf("%w (docker run exited %d; its message is above): %s",
+				ErrNotCreated, code, DaemonFixHint)}
+		}
+		return session.Exit{Code: code}
 	default:
 		return session.Exit{Code: -1, Err: err}
 	}
+}
+
+// neverCreated: no cid file, so docker never created the container.
+func (p *process) neverCreated() bool {
+	if p.cidFile == "" {
+		return false // unknown: pass the code on as it is
+	}
+	_, err := os.Stat(p.cidFile)
+	return errors.Is(err, os.ErrNotExist)
 }
 
 func (p *process) Signal(sig os.Signal) error {

@@ -40,6 +40,8 @@ func TestArgs(t *testing.T) {
 		{"writable root, user and a volume", func(o *Options) {
 			o.WritableRootfs, o.User, o.Binds = true, "1000:1000", []string{"/src:/work"}
 		}, cat(common, []string{"--user", "1000:1000", "--volume", "/src:/work"}, tail)},
+		{"cid file", func(o *Options) { o.CIDFile = "/run/loki/session-1/scratch/docker.cid" },
+			cat(common, []string{"--read-only", "--tmpfs", "/tmp", "--cidfile", "/run/loki/session-1/scratch/docker.cid"}, tail)},
 		{"custom CLI path, no pids limit", func(o *Options) { o.Docker, o.PidsLimit = "/usr/local/bin/docker", 0 },
 			cat([]string{"/usr/local/bin/docker"}, common[1:len(common)-2], []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
 	}

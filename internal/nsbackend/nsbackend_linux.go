@@ -17,12 +17,16 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 )
 
-// The stage execs loki-init from the thread the kernel created the process
-// with: the parent-death signal belongs to that thread and would be lost by
-// an exec from any other. Locking in init pins main to the main thread.
+// The stage runs from this package's init, on the thread the kernel
+// created the process with (the runtime runs package inits on the main
+// thread): the parent-death signal belongs to that thread and would be lost
+// by an exec from any other. Running it here, before the CLI is built and
+// before the remaining packages initialise, takes the stage's cost down to
+// little more than the Go runtime's start: it is paid on every session.
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == StageCommand {
 		runtime.LockOSThread()
+		os.Exit(RunStage(os.Args[2:]))
 	}
 }
 
@@ -179,7 +183,8 @@ func isolateMounts(control string) error {
 // no_new_privs on this (the exec'ing) thread, so neither loki-init nor
 // anything it starts can hold or regain a capability.
 func dropPrivileges() error {
-	for c := 0; c <= lastCap(); c++ {
+	last := lastCap()
+	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
 		}

@@ -81,7 +81,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	bundle, err := os.MkdirTemp("", "loki-bundle-")
+	// Inside the session's private dir when there is one: removed with it,
+	// and swept with it if the supervisor is killed.
+	bundle, err := os.MkdirTemp(req.Scratch, "bundle-")
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +92,10 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	p := &process{rt: rt, id: newID(), bundle: bundle, shim: flavour == "crun" && needsHybridShim(), self: b.Self}
+	if err := writeRecord(bundle, flavour, p.id); err != nil {
+		os.RemoveAll(bundle)
+		return nil, err
+	}
 	p.pidFile = filepath.Join(bundle, "init.pid")
 	p.cmd = p.command("run", "--bundle", bundle, "--pid-file", p.pidFile, p.id)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = req.Stdin, req.Stdout, req.Stderr

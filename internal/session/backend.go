@@ -23,6 +23,11 @@ type Request struct {
 	// exposes it read-only to the init and appends its in-namespace path to
 	// InitArgs as loki-init's CONTROL_DIR argument.
 	ControlDir string
+	// Scratch is a private directory (0700, inside the session dir) for the
+	// backend's own files, such as an OCI bundle or a cid file. It is
+	// removed with the session, and swept like it when its owner was
+	// killed. Empty for backends that run no init.
+	Scratch string
 	// InitArgs are loki-init's flags, without CONTROL_DIR.
 	InitArgs []string
 	// Peer is the launch spec; only backends without init use it, the others
@@ -51,4 +56,8 @@ type Exit struct {
 	Code   int   // exit code when Signal is 0
 	Signal int   // terminating signal number, 0 when it exited
 	Err    error // non-nil: the backend failed before the session began (127)
+	// Escaped non-nil: the session ran, but something it started may have
+	// outlived it (its lineage could not be observed, or a descendant
+	// survived the kill). The run is then reported as failed (125).
+	Escaped error
 }

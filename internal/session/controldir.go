@@ -20,13 +20,21 @@ func DefaultControlRoot() string {
 	return filepath.Join(os.TempDir(), "loki-"+strconv.Itoa(os.Geteuid()))
 }
 
-// sessionDirs is a private directory for one session and the control dir
-// inside it.
+// sessionPrefix names every per-session directory; the sweep looks at
+// nothing else.
+const sessionPrefix = "session-"
+
+// sessionDirs is a private directory for one session, the control dir
+// inside it, and the backend's scratch dir beside it.
 type sessionDirs struct {
 	root    string // the per-session directory (removed at the end)
 	control string // root/control: the directory exposed read-only
+	scratch string // root/scratch: the backend's own files
 }
 
+// makeSessionDirs sweeps stale session dirs of dead owners from parent,
+// then creates this session's, with its owner record written before
+// anything else is put in it.
 func makeSessionDirs(parent string) (sessionDirs, error) {
 	if parent == "" {
 		parent = DefaultControlRoot()
@@ -35,21 +43,34 @@ func makeSessionDirs(parent string) (sessionDirs, error) {
 		return sessionDirs{}, fmt.Errorf("%w: %s is not an absolute path", ErrControlDir, parent)
 	}
 	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return sessionDirs{}, fmt.Errorf("%w: %v", ErrControlDir, err)
+		return sessionDirs{}, fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
 	if err := checkPrivate(parent); err != nil {
 		return sessionDirs{}, err
 	}
-	root, err := os.MkdirTemp(parent, "session-")
+	sweepStale(parent)
+	root, err := os.MkdirTemp(parent, sessionPrefix)
 	if err != nil {
-		return sessionDirs{}, fmt.Errorf("%w: %v", ErrControlDir, err)
+		return sessionDirs{}, fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
-	control := filepath.Join(root, "control")
-	if err := os.Mkdir(control, 0o700); err != nil {
-		os.RemoveAll(root)
-		return sessionDirs{}, fmt.Errorf("%w: %v", ErrControlDir, err)
+	d := sessionDirs{root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch")}
+	if err := d.populate(); err != nil {
+		d.remove()
+		return sessionDirs{}, err
 	}
-	return sessionDirs{root: root, control: control}, nil
+	return d, nil
+}
+
+func (d sessionDirs) populate() error {
+	if err := writeOwner(d.root); err != nil {
+		return fmt.Errorf("%w: owner record: %w", ErrControlDir, err)
+	}
+	for _, dir := range []string{d.control, d.scratch} {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return fmt.Errorf("%w: %w", ErrControlDir, err)
+		}
+	}
+	return nil
 }
 
 func (d sessionDirs) remove() { os.RemoveAll(d.root) }

@@ -4,6 +4,7 @@ package session
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,7 +14,7 @@ import (
 func checkPrivate(dir string) error {
 	var st unix.Stat_t
 	if err := unix.Lstat(dir, &st); err != nil {
-		return fmt.Errorf("%w: %v", ErrControlDir, err)
+		return fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return fmt.Errorf("%w: %s is not a directory", ErrControlDir, dir)
@@ -25,4 +26,18 @@ func checkPrivate(dir string) error {
 		return fmt.Errorf("%w: %s is writable by group or others (chmod 700 it)", ErrControlDir, dir)
 	}
 	return nil
+}
+
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+}
+
+// pidNamespace names this process's PID namespace ("" where there is no
+// such thing): a recorded pid means nothing in another one.
+func pidNamespace() string {
+	link, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return link
 }

@@ -30,6 +30,7 @@ type Config struct {
 	PollInterval  time.Duration // loki-init -poll-interval
 	Grace         time.Duration // loki-init -grace (its own TERM-to-KILL delay)
 	StopTimeout   time.Duration // supervisor: forwarded signal to kill
+	WaitAfterEOF  bool          // loki-init -wait-after-eof
 
 	ControlRoot string // parent of the private session dirs; "" = DefaultControlRoot
 
@@ -84,11 +85,15 @@ func (c Config) Validate() error {
 
 // InitArgs returns loki-init's flags for this config (without CONTROL_DIR).
 func (c Config) InitArgs() []string {
-	return []string{
+	args := []string{
 		"-lease-duration", c.LeaseDuration.String(),
 		"-poll-interval", c.PollInterval.String(),
 		"-grace", c.Grace.String(),
 	}
+	if c.WaitAfterEOF {
+		args = append(args, "-wait-after-eof")
+	}
+	return args
 }
 
 // Run runs the session to its end. It returns nil for exit code 0 and an
@@ -114,12 +119,15 @@ func Run(cfg Config) error {
 	if err != nil {
 		return exitcode.New(2, fmt.Errorf("peer command: %w", err))
 	}
-	inR, inW, err := os.Pipe()
+	inR, inW, err := newStdinPipe()
 	if err != nil {
 		return exitcode.New(exitcode.NotLaunched, err)
 	}
+	// Watch for the init's first read of the lease before it can exist.
+	reads, stopWatch := watchLeaseReads(dirs.control)
 	proc, err := cfg.Backend.Start(Request{
 		ControlDir: dirs.control,
+		Scratch:    dirs.scratch,
 		InitArgs:   cfg.InitArgs(),
 		Peer:       cfg.Peer,
 		Stdin:      inR,
@@ -128,15 +136,30 @@ func Run(cfg Config) error {
 	})
 	inR.Close()
 	if err != nil {
+		stopWatch()
 		inW.Close()
 		return exitcode.New(exitcode.NotLaunched, err)
 	}
-	stopRenewing := renewLoop(writer, cfg)
-	go feed(inW, prelude, cfg.Stdin)
+	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
+	fed := make(chan error, 1)
+	go feed(inW, prelude, cfg.Stdin, fed)
 	exit, killedBy := waitWithSignals(proc, cfg)
 	stopRenewing()
 	proc.Close()
-	return decide(exit, killedBy)
+	return withRelay(decide(exit, killedBy), relayVerdict(fed), cfg.Notes)
+}
+
+// withRelay turns a clean session whose input relay failed into a failed
+// one (125): the peer may have acted on truncated input.
+func withRelay(decided, relayErr error, notes io.Writer) error {
+	if relayErr == nil {
+		return decided
+	}
+	fmt.Fprintf(notes, "loki-supervise: the session's stdin was cut short: %v\n", relayErr)
+	if decided != nil {
+		return decided
+	}
+	return exitcode.New(exitcode.Refused, fmt.Errorf("stdin relay failed: %w", relayErr))
 }
 
 // runDirect is the lease-free path: the backend runs the peer itself, with
@@ -168,6 +191,8 @@ func decide(exit Exit, killedBy syscall.Signal) error {
 	case killedBy != 0:
 		return exitcode.New(exitcode.SignalBase+int(killedBy),
 			fmt.Errorf("session killed after %v did not end it in time", killedBy))
+	case exit.Escaped != nil:
+		return exitcode.New(exitcode.Refused, exit.Escaped)
 	case exit.Signal != 0:
 		// The init (or direct peer) died of a signal nobody here chose:
 		// whatever it printed cannot be trusted as a complete run.
@@ -177,19 +202,6 @@ func decide(exit Exit, killedBy syscall.Signal) error {
 	default:
 		return exitcode.Silent(exitcode.FromWait(exit.Code, 0))
 	}
-}
-
-// feed writes the prelude and then relays stdin byte for byte; EOF on stdin
-// closes the init's stdin.
-func feed(w *os.File, prelude []byte, stdin *os.File) {
-	defer w.Close()
-	if _, err := w.Write(prelude); err != nil {
-		return
-	}
-	if stdin == nil {
-		return
-	}
-	io.Copy(w, stdin)
 }
 
 // waitWithSignals waits for proc, forwarding the first termination signal
@@ -232,44 +244,48 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal) {
 	}
 }
 
-// renewLoop renews the lease until stop is called. The first renewals come
-// fast (the init needs one it observed after it started before it reads the
-// prelude, and waiting a whole renew interval would add that to every
-// session's start-up); after that the normal interval applies.
-func renewLoop(w *lease.Writer, cfg Config) (stop func()) {
-	fast := cfg.PollInterval / 2
-	if fast < 5*time.Millisecond {
-		fast = 5 * time.Millisecond
-	}
-	if fast > cfg.RenewInterval {
-		fast = cfg.RenewInterval
-	}
-	fastFor := min(2*time.Second, cfg.LeaseDuration/2)
+// Start-up renewal schedule. The init needs a renewal it observed after it
+// started before it reads the prelude (Contract 1), and any wait for it is
+// added to every session's start. So the supervisor renews at once when it
+// sees the init read its baseline, and on a backoff timer from firstRenew
+// up to PollInterval/2 in case there is no read notification; after a read
+// it backs off again from afterRead, because that renewal may land in the
+// microseconds before the init's own watch is armed. After fastFor, every
+// RenewInterval.
+const (
+	firstRenew = time.Millisecond
+	afterRead  = 250 * time.Microsecond
+	fastFor    = 2 * time.Second
+)
+
+// renewLoop renews the lease until stop is called. reads (may be nil) fires
+// when the init read the lease; only the first one is acted on, so renewal
+// and observation never ping-pong. stopReads releases that watch.
+func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads func()) (stop func()) {
 	quit := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		start := time.Now()
-		t := time.NewTimer(fast)
+		defer stopReads()
+		r := renewer{w: w, notes: cfg.Notes}
+		sched := newStartSchedule(cfg, time.Now())
+		t := time.NewTimer(sched.next(time.Now()))
 		defer t.Stop()
-		failing := false
 		for {
 			select {
 			case <-quit:
 				return
+			case <-reads:
+				reads = nil
+				r.renew()
+				stopReads()
+				sched.restart()
+				t.Reset(sched.next(time.Now()))
+				continue
 			case <-t.C:
 			}
-			if err := w.Renew(); err != nil && !failing {
-				failing = true
-				fmt.Fprintf(cfg.Notes, "loki-supervise: lease renewal failing: %v\n", err)
-			} else if err == nil {
-				failing = false
-			}
-			next := cfg.RenewInterval
-			if time.Since(start) < fastFor {
-				next = fast
-			}
-			t.Reset(next)
+			r.renew()
+			t.Reset(sched.next(time.Now()))
 		}
 	}()
 	return func() {
@@ -277,3 +293,46 @@ func renewLoop(w *lease.Writer, cfg Config) (stop func()) {
 		<-finished
 	}
 }
+
+// renewer renews and reports a failing renewal once per failure streak.
+type renewer struct {
+	w       *lease.Writer
+	notes   io.Writer
+	failing bool
+}
+
+func (r *renewer) renew() {
+	err := r.w.Renew()
+	if err != nil && !r.failing {
+		fmt.Fprintf(r.notes, "loki-supervise: lease renewal failing: %v\n", err)
+	}
+	r.failing = err != nil
+}
+
+// startSchedule is the delay before each renewal: doubling from firstRenew
+// to a cap of PollInterval/2 while in the start-up phase, then the renew
+// interval.
+type startSchedule struct {
+	step, cap, interval time.Duration
+	until               time.Time
+}
+
+func newStartSchedule(cfg Config, now time.Time) *startSchedule {
+	capStep := min(max(cfg.PollInterval/2, 5*time.Millisecond), cfg.RenewInterval)
+	return &startSchedule{
+		step: min(firstRenew, capStep), cap: capStep, interval: cfg.RenewInterval,
+		until: now.Add(min(fastFor, cfg.LeaseDuration/2)),
+	}
+}
+
+func (s *startSchedule) next(now time.Time) time.Duration {
+	if !now.Before(s.until) {
+		return s.interval
+	}
+	d := s.step
+	s.step = min(2*s.step, s.cap)
+	return d
+}
+
+// restart begins the backoff again (after the init was seen reading).
+func (s *startSchedule) restart() { s.step = min(afterRead, s.cap) }

@@ -2,6 +2,8 @@ package session
 
 import (
 	"errors"
+	"io"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -45,7 +47,7 @@ func TestRenewLoop(t *testing.T) {
 	}
 	cfg := Config{LeaseDuration: 5 * time.Second, RenewInterval: time.Second, PollInterval: 100 * time.Millisecond}
 	cfg.defaults()
-	stop := renewLoop(w, cfg)
+	stop := renewLoop(w, cfg, nil, func() {})
 	watch := lease.NewWatcher(w.Path(), cfg.LeaseDuration, time.Now())
 	deadline := time.Now().Add(10 * time.Second)
 	for watch.Renewals() < 3 && time.Now().Before(deadline) {
@@ -60,5 +62,54 @@ func TestRenewLoop(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if v2, _ := lease.Read(w.Path()); v1 != v2 {
 		t.Fatal("lease renewed after stop")
+	}
+}
+
+// TestStartSchedule: the start-up renewals back off from firstRenew to the
+// cap, restart short after a read of the lease, and become the renew
+// interval once the start-up phase is over.
+func TestStartSchedule(t *testing.T) {
+	cfg := Config{LeaseDuration: 5 * time.Second, RenewInterval: time.Second, PollInterval: 100 * time.Millisecond}
+	now := time.Now()
+	s := newStartSchedule(cfg, now)
+	var got []time.Duration
+	for range 8 {
+		got = append(got, s.next(now))
+	}
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 50, 50}
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("backoff %v, want %v ms", got, want)
+		}
+	}
+	s.restart()
+	if d := s.next(now); d != afterRead {
+		t.Fatalf("after a read: %v, want %v", d, afterRead)
+	}
+	if d := s.next(now.Add(fastFor)); d != time.Second {
+		t.Fatalf("after start-up: %v, want the renew interval", d)
+	}
+	short := newStartSchedule(Config{LeaseDuration: time.Second, RenewInterval: 200 * time.Millisecond, PollInterval: time.Second}, now)
+	if d := short.next(now.Add(600 * time.Millisecond)); d != 200*time.Millisecond {
+		t.Fatalf("start-up phase must end at half a short lease: %v", d)
+	}
+}
+
+// TestWithRelay: a cut input relay turns a clean session into 125 and is
+// noted; a session that failed anyway keeps its own code.
+func TestWithRelay(t *testing.T) {
+	cut := errors.New("read stdin: input/output error")
+	var notes strings.Builder
+	if got := exitcode.Of(withRelay(nil, cut, &notes), -1); got != 125 {
+		t.Fatalf("clean session with a cut relay: %d, want 125", got)
+	}
+	if !strings.Contains(notes.String(), "stdin was cut short") {
+		t.Fatalf("no note: %q", notes.String())
+	}
+	if got := exitcode.Of(withRelay(exitcode.Silent(7), cut, io.Discard), -1); got != 7 {
+		t.Fatalf("failed session: %d, want its own 7", got)
+	}
+	if got := exitcode.Of(withRelay(nil, nil, io.Discard), -1); got != 0 {
+		t.Fatalf("clean relay: %d", got)
 	}
 }

@@ -44,6 +44,29 @@ func TestCannotStart(t *testing.T) {
 	}
 }
 
+// TestDockerWithoutDaemon: the Docker CLI is there but no daemon answers.
+// docker run fails before any container exists; that is "the backend could
+// not start" (127) with a last line naming the fix, never docker's 125
+// passed on as if the session had said it.
+func TestDockerWithoutDaemon(t *testing.T) {
+	docker := testutil.RequireCommand(t, "docker")
+	sup := testutil.Binary(t, "loki-supervise")
+	init := testutil.Binary(t, "loki-init")
+	root := t.TempDir()
+	cmd := exec.Command(sup, "session", "--init", init, "--control-root", root, "--isolation", "docker",
+		"--docker", docker, "--image", "busybox", "--", "true")
+	cmd.Env = append(os.Environ(), "DOCKER_HOST=unix://"+root+"/no-daemon.sock", "DOCKER_CONTEXT=")
+	r := run(t, cmd, "", generous)
+	if r.code != 127 {
+		t.Fatalf("exit %d, want 127 (stderr %q)", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "loki-supervise: ") || !strings.Contains(last, "start the Docker daemon") {
+		t.Fatalf("last stderr line %q does not name the fix (stderr %q)", last, r.stderr)
+	}
+}
+
 // TestRuntimeRefusesContainer: a runtime that exists but cannot create the
 // container (rootfs without a /bin/sh is fine for it, a missing rootfs is
 // not) ends with 127, not with a code a peer could have produced.
@@ -86,7 +109,7 @@ func TestEnvAllowlist(t *testing.T) {
 		{"explicit value with a comma", []string{"--env", "FOO=a,b"}, []string{"FOO=a,b"}, []string{"LOKI_TEST_SECRET"}},
 		{"no defaults", []string{"--no-default-env", "--env", "FOO=1"}, []string{"FOO=1"}, []string{"HOME=", "LOKI_TEST_SECRET"}},
 	}
-	for _, b := range allBackends() {
+	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {

@@ -43,10 +43,21 @@ func ociBackend(runtime string) backend {
 	}}
 }
 
-// allBackends are the backends with real end-to-end coverage.
+// allBackends are the backends with real end-to-end coverage of the lease.
 func allBackends() []backend {
 	return []backend{namespaceBackend(), ociBackend("crun"), ociBackend("runc")}
 }
+
+// noneBackend runs the peer directly (no init, no lease, lineage tracking).
+func noneBackend() backend {
+	return backend{name: "none", args: func(t *testing.T) []string {
+		return []string{"--isolation", "none"}
+	}}
+}
+
+// relayBackends are those whose stdio, exit codes and signals are tested:
+// every lease backend plus none.
+func relayBackends() []backend { return append(allBackends(), noneBackend()) }
 
 var (
 	rootfsOnce sync.Once

@@ -34,7 +34,7 @@ func TestExitCodes(t *testing.T) {
 		{"code 124 from the peer itself", "exit 124", 124},
 		{"peer killed by a signal", "kill -9 $$", 125},
 	}
-	for _, b := range allBackends() {
+	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
@@ -58,7 +58,7 @@ func TestRelayByteExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := sha256.Sum256(input)
-	for _, b := range allBackends() {
+	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
 			cmd := supervise(t, b, nil, "sh", "-c", "tee /proc/self/fd/2")
 			cmd.Stdin = bytes.NewReader(input)
@@ -94,7 +94,7 @@ func (c *countingHash) Write(p []byte) (int, error) { c.n += len(p); return c.h.
 // response arrived: any buffering on the way would stall it.
 func TestInteractiveRounds(t *testing.T) {
 	server := `while IFS= read -r line; do echo "{\"jsonrpc\":\"2.0\",\"result\":$line}"; done`
-	for _, b := range allBackends() {
+	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
 			cmd := supervise(t, b, nil, "sh", "-c", server)
 			stdin, err := cmd.StdinPipe()
@@ -260,7 +260,7 @@ func TestSignals(t *testing.T) {
 		{"peer ignores TERM", `trap '' TERM; echo ready; while :; do sleep 0.1; done`,
 			[]string{"--grace", "60s", "--stop-timeout", "2s"}, 128 + 15},
 	}
-	for _, b := range allBackends() {
+	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {

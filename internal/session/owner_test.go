@@ -1,0 +1,143 @@
+package session
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/procid"
+)
+
+// deadIdentity returns the identity of a process that has exited and been
+// reaped, captured while it was alive.
+func deadIdentity(t *testing.T) procid.Identity {
+	t.Helper()
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := procid.Capture(cmd.Process.Pid)
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil {
+		t.Skipf("no precise identities here: %v", err)
+	}
+	return id
+}
+
+// TestSweepStale: only a session dir whose recorded owner is proven dead is
+// removed; every kind of doubt keeps it.
+func TestSweepStale(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("birth tokens of dead processes are checked through /proc")
+	}
+	self, err := procid.Capture(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadIdentity(t)
+	ns := pidNamespace()
+	record := func(o owner) []byte { b, _ := json.Marshal(o); return b }
+	cases := []struct {
+		name   string
+		owner  []byte // nil: no record at all
+		prefix string
+		swept  bool
+	}{
+		{"dead owner", record(owner{dead.PID(), dead.Token(), ns}), sessionPrefix, true},
+		{"live owner (this test)", record(owner{self.PID(), self.Token(), ns}), sessionPrefix, false},
+		{"pid alive, other birth token: reused pid", record(owner{self.PID(), "proc:" + "other-boot" + ":1", ns}), sessionPrefix, true},
+		{"another PID namespace", record(owner{dead.PID(), dead.Token(), "pid:[1]"}), sessionPrefix, false},
+		{"imprecise token", record(owner{dead.PID(), "ps:Mon Jan 1", ns}), sessionPrefix, false},
+		{"no record", nil, sessionPrefix, false},
+		{"torn record", []byte(`{"pid":`), sessionPrefix, false},
+		{"unknown field", []byte(`{"pid":1,"token":"x","pidns":"","extra":1}`), sessionPrefix, false},
+		{"not a session dir", record(owner{dead.PID(), dead.Token(), ns}), "other-", false},
+	}
+	parent := t.TempDir()
+	dirs := map[string]string{}
+	for _, tc := range cases {
+		dir, err := os.MkdirTemp(parent, tc.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.owner != nil {
+			if err := os.WriteFile(filepath.Join(dir, ownerFile), tc.owner, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		os.Mkdir(filepath.Join(dir, "control"), 0o700)
+		dirs[tc.name] = dir
+	}
+	sweepStale(parent)
+	for _, tc := range cases {
+		_, err := os.Stat(dirs[tc.name])
+		if gone := os.IsNotExist(err); gone != tc.swept {
+			t.Errorf("%s: swept=%v, want %v", tc.name, gone, tc.swept)
+		}
+	}
+}
+
+// TestSweepLeavesForeignDirs: a session dir that is not private to us (a
+// link, or writable by others) is never touched, whatever its record says.
+func TestSweepLeavesForeignDirs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("birth tokens of dead processes are checked through /proc")
+	}
+	dead := deadIdentity(t)
+	b, _ := json.Marshal(owner{dead.PID(), dead.Token(), pidNamespace()})
+	parent, elsewhere := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(elsewhere, ownerFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(parent, sessionPrefix+"link")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	open := filepath.Join(parent, sessionPrefix+"open")
+	os.Mkdir(open, 0o700)
+	os.WriteFile(filepath.Join(open, ownerFile), b, 0o600)
+	os.Chmod(open, 0o777)
+	sweepStale(parent)
+	for _, p := range []string{link, elsewhere, open} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+}
+
+// TestSessionDirsCarryOwner: a new session dir records this process, and
+// the sweep of the next session leaves it alone.
+func TestSessionDirsCarryOwner(t *testing.T) {
+	parent := t.TempDir()
+	d, err := makeSessionDirs(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.remove()
+	for _, p := range []string{d.root, d.control, d.scratch} {
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: %v %v, want a 0700 dir", p, st.Mode(), err)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		o, err := readOwner(d.root)
+		if err != nil || o.PID != os.Getpid() {
+			t.Fatalf("owner record %+v, %v", o, err)
+		}
+		if st, _ := os.Stat(filepath.Join(d.root, ownerFile)); st.Mode().Perm() != 0o600 {
+			t.Fatalf("owner record mode %v", st.Mode())
+		}
+	}
+	d2, err := makeSessionDirs(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.remove()
+	if _, err := os.Stat(d.root); err != nil {
+		t.Fatalf("a live session's dir was swept: %v", err)
+	}
+}

@@ -1,0 +1,95 @@
+package session
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Pipe buffers (best effort; /proc/sys/fs/pipe-max-size bounds them for
+// unprivileged users). The caller's stdin pipe, which we drain, gets the
+// most, so its writer is throttled least; our own pipe to the init gets a
+// quarter of that, which measured as fast and keeps the bytes in flight
+// closer to the cache (bench/session.sh).
+const (
+	pipeSize     = 1 << 20
+	initPipeSize = 256 << 10
+)
+
+// newStdinPipe makes the init's stdin: blocking descriptors, so the relay
+// can sit in splice(2) without the runtime's poller in between, with a
+// buffer larger than the default 64 KiB.
+func newStdinPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("init stdin pipe: %w", err)
+	}
+	unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, initPipeSize)
+	return os.NewFile(uintptr(p[0]), "init-stdin"), os.NewFile(uintptr(p[1]), "init-stdin-w"), nil
+}
+
+// relayStdin moves src to dst (our blocking pipe) with splice(2): zero copy,
+// one syscall per up to 1 MiB, no goroutine handoff. Where splice does not
+// apply (a terminal, EINVAL) or src is non-blocking (EAGAIN) it falls back
+// to the runtime's copy; a splice that fails moves nothing, so switching
+// mid-stream neither loses nor repeats a byte.
+func relayStdin(dst, src *os.File) error {
+	sfd, ok := rawFD(src)
+	if !ok || !spliceable(sfd) {
+		return copyFallback(dst, src)
+	}
+	dfd := int(dst.Fd())
+	growPipe(sfd)
+	for {
+		n, err := unix.Splice(sfd, nil, dfd, nil, pipeSize, unix.SPLICE_F_MOVE)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EINVAL || err == unix.EAGAIN || err == unix.ENOSYS:
+			return copyFallback(dst, src)
+		case err != nil:
+			return fmt.Errorf("relay stdin: %w", err)
+		case n == 0:
+			return nil
+		}
+	}
+}
+
+// spliceable reports whether splicing from fd is interactive: from a pipe
+// or a regular file it is. A blocking splice from a socket (what Node.js's
+// child_process gives a child as stdin) waits for more socket data while it
+// holds the lock of the init's pipe, so the init could not read the bytes
+// already there — an ACP request would get no answer until the client
+// closed its end.
+func spliceable(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	m := st.Mode & unix.S_IFMT
+	return m == unix.S_IFIFO || m == unix.S_IFREG
+}
+
+// rawFD returns f's descriptor without changing its blocking mode (Fd
+// would make the caller's shared descriptor blocking).
+func rawFD(f *os.File) (int, bool) {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return -1, false
+	}
+	fd := -1
+	if err := sc.Control(func(u uintptr) { fd = int(u) }); err != nil {
+		return -1, false
+	}
+	return fd, fd >= 0
+}
+
+// growPipe enlarges fd's buffer when fd is a pipe (best effort: the limit
+// for unprivileged users may refuse it, which only costs speed).
+func growPipe(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
+	}
+}
