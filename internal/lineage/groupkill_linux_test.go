@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/procid"
 )
 
 // A stop kills the runner's whole process group. Its members die with the
@@ -60,6 +62,7 @@ func TestSurvivorOfGroupKillIsDetected(t *testing.T) {
 			r, pidfile := startInMode(t, m, `setsid sleep 60 & echo $! > "$PIDS"; wait`)
 			defer r.Close()
 			ids := waitPIDs(t, pidfile, 1)
+			waitOwnSession(t, ids[0].PID())
 			if err := r.Refresh(); err != nil {
 				t.Fatal(err)
 			}
@@ -71,6 +74,23 @@ func TestSurvivorOfGroupKillIsDetected(t *testing.T) {
 			}
 			requireGone(t, ids)
 		})
+	}
+}
+
+// waitOwnSession waits until pid has left the runner's group by setsid:
+// $! names the child before it has called setsid(2), and a group kill
+// that comes first would kill it as a member, not leave a survivor.
+func waitOwnSession(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if st, err := procid.Stat(pid); err == nil && st.SID == pid {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d did not become a session leader within 30 s", pid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
