@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -160,8 +162,10 @@ func RunStage(args []string) int {
 }
 
 // isolateMounts: nothing mounted here propagates to the host; /proc shows
-// this namespace's processes; the control dir is read-only (and nosuid,
-// nodev, noexec) from here on.
+// this namespace's processes; the control root (which holds every
+// session's dir) is covered by an empty tmpfs, so the peer cannot see, let
+// alone renew, another session's lease; its own control dir reappears at
+// the same path, read-only (and nosuid, nodev, noexec).
 func isolateMounts(control string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
@@ -169,12 +173,44 @@ func isolateMounts(control string) error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
-	if err := unix.Mount(control, control, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind control dir: %w", err)
+	if err := maskControlRoot(control); err != nil {
+		return err
 	}
 	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if err := unix.Mount("", control, "", ro, ""); err != nil {
 		return fmt.Errorf("remount control dir read-only: %w", err)
+	}
+	return nil
+}
+
+// maskControlRoot covers ROOT of ROOT/session-X/control with a fresh
+// tmpfs and binds the session's own control dir back at its path. The dir
+// is held open across the mount, since its path is hidden by it. The
+// tmpfs is made read-only once the path exists; the peer has no
+// capabilities left to unmount either.
+func maskControlRoot(control string) error {
+	root := filepath.Dir(filepath.Dir(control))
+	rel, err := filepath.Rel(root, control)
+	if err != nil || root == "/" || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("control dir %s is not ROOT/SESSION/control", control)
+	}
+	fd, err := unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open control dir: %w", err)
+	}
+	defer unix.Close(fd)
+	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
+	if err := unix.Mount("tmpfs", root, "tmpfs", flags, "mode=0700,size=64k"); err != nil {
+		return fmt.Errorf("mask control root: %w", err)
+	}
+	if err := os.MkdirAll(control, 0o700); err != nil {
+		return fmt.Errorf("recreate control path: %w", err)
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), control, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind control dir: %w", err)
+	}
+	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("make control root mask read-only: %w", err)
 	}
 	return nil
 }

@@ -2,10 +2,9 @@
 
 package faults
 
-// The tests in this file fail against the product as it is: each one is
-// the minimal reproduction of a bug found by this suite (docs/reliability.md,
-// "Faults and bad input", lists the fix for each). They are kept apart so
-// that they can be held back until the fix lands.
+// A session's peer must not reach any other session's control dir: found
+// by this suite (every session's dir sits under one control root), fixed by
+// masking the control root inside the namespace (internal/nsbackend).
 
 import (
 	"strings"
