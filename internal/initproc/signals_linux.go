@@ -32,9 +32,12 @@ func catchSignals() signals {
 	return s
 }
 
-// signalSession delivers sig to the peer's process group and, when /proc
-// is this namespace's own, to every other member of its session (a shell
-// with job control puts jobs in groups of their own).
+// signalSession delivers sig once to every member of the peer's session:
+// to the peer's process group in one call and, when /proc is this
+// namespace's own, to each member of the session's other groups (a shell
+// with job control puts jobs in groups of their own). A member of the
+// peer's group is not signalled twice: a second SIGTERM arriving while a
+// shell runs its trap runs the trap again.
 func signalSession(sid int, sig unix.Signal) {
 	unix.Kill(-sid, sig)
 	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
@@ -49,33 +52,35 @@ func signalSession(sid int, sig unix.Signal) {
 		if err != nil || pid <= 1 {
 			continue
 		}
-		if sessionOf(pid) == sid {
+		if pgid, s := groupOf(pid); s == sid && pgid != sid {
 			unix.Kill(pid, sig)
 		}
 	}
 }
 
-// sessionOf reads the session id from /proc/PID/stat (fields after the
-// last ')': state ppid pgrp session).
-func sessionOf(pid int) int {
+// groupOf reads the process group and session ids from /proc/PID/stat
+// (fields after the last ')': state ppid pgrp session); -1, -1 for a
+// zombie or a process that is gone.
+func groupOf(pid int) (pgid, sid int) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return -1
+		return -1, -1
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return -1
+		return -1, -1
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 4 || f[0] == "Z" {
-		return -1
+		return -1, -1
 	}
-	sid, err := strconv.Atoi(f[3])
-	if err != nil {
-		return -1
+	pgid, err1 := strconv.Atoi(f[2])
+	sid, err2 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil {
+		return -1, -1
 	}
-	return sid
+	return pgid, sid
 }
 
 // killAll ends every process of the namespace but the init itself.

@@ -66,6 +66,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	o := b.Options
 	o.ControlDir = req.ControlDir
+	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	if o.PidsLimit > 0 && !pidsControllerAvailable() {
 		if b.Warn != nil {

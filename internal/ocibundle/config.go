@@ -60,7 +60,11 @@ type Options struct {
 	Rootfs     string // host path of the root filesystem
 	Init       string // host path of the static loki-init
 	ControlDir string // host path of the control dir
-	InitArgs   []string
+	// ControlRoot is the host dir holding every session's dir (other
+	// sessions' leases): no view of it reaches the peer. "" protects
+	// ControlDir alone (a bundle made by hand: oci-spec).
+	ControlRoot string
+	InitArgs    []string
 	// PidsLimit > 0 sets linux.resources.pids.limit.
 	PidsLimit int64
 	// WritableRootfs leaves the root filesystem writable.
@@ -94,6 +98,10 @@ func Config(o Options) (*specs.Spec, error) {
 	if hostname == "" {
 		hostname = "loki"
 	}
+	ms, err := mounts(o)
+	if err != nil {
+		return nil, err
+	}
 	s := &specs.Spec{
 		Version: SpecVersion,
 		Process: &specs.Process{
@@ -106,7 +114,7 @@ func Config(o Options) (*specs.Spec, error) {
 		},
 		Root:     &specs.Root{Path: o.Rootfs, Readonly: !o.WritableRootfs},
 		Hostname: hostname,
-		Mounts:   mounts(o),
+		Mounts:   ms,
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{
 				{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
@@ -129,7 +137,7 @@ func Config(o Options) (*specs.Spec, error) {
 	return s, nil
 }
 
-func mounts(o Options) []specs.Mount {
+func mounts(o Options) ([]specs.Mount, error) {
 	ms := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
@@ -148,7 +156,77 @@ func mounts(o Options) []specs.Mount {
 		}
 		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: opts})
 	}
-	return ms
+	masks, err := controlRootMasks(o)
+	if err != nil {
+		return nil, err
+	}
+	return append(ms, masks...), nil
+}
+
+// hiddenByTmpfs are the container's own tmpfs mounts (see mounts): host
+// content under them is not visible and needs no mask.
+var hiddenByTmpfs = []string{"/tmp", "/dev"}
+
+// controlRootMasks covers every place where the rootfs or a bind would show
+// the host's control root with an empty read-only tmpfs: it holds every
+// session's lease, and a peer that could write another session's lease
+// could keep that session alive after its host stopped renewing. They come
+// last so that no later mount uncovers them; the session's own control dir
+// stays reachable at ControlPath. A rootfs or bind inside the control root
+// is refused: no mask could cover it.
+func controlRootMasks(o Options) ([]specs.Mount, error) {
+	root := o.ControlRoot
+	if root == "" {
+		root = o.ControlDir
+	}
+	root = realPath(root)
+	views := []Bind{{Source: o.Rootfs, Destination: "/"}}
+	views = append(views, o.Binds...)
+	var masks []specs.Mount
+	for _, v := range views {
+		src := realPath(v.Source)
+		if rel, ok := within(src, root); ok && rel != "." {
+			return nil, fmt.Errorf("%w: %s is inside the control root %s (other sessions' leases)", ErrOptions, v.Source, root)
+		}
+		rel, ok := within(root, src)
+		if !ok {
+			continue
+		}
+		dest := filepath.Join(v.Destination, rel)
+		if v.Destination == "/" && underAny(dest, hiddenByTmpfs) {
+			continue
+		}
+		masks = append(masks, specs.Mount{Destination: dest, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0700", "size=64k"}})
+	}
+	return masks, nil
+}
+
+// within reports whether path is dir or below it, and path relative to dir.
+func within(path, dir string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return rel, true
+}
+
+func underAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if _, ok := within(path, d); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// realPath resolves symlinks where the path exists, so that /var/run/loki
+// and /run/loki are recognised as one directory.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
 }
 
 // Marshal renders a config as runtimes read it.

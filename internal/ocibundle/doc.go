@@ -7,7 +7,10 @@
 // is bind-mounted read-only, nosuid, nodev, noexec at ControlPath; the
 // container has its own PID, mount, IPC and UTS namespaces; every capability
 // set is empty and noNewPrivileges is set; the root filesystem is read-only
-// unless the caller asks otherwise (a tmpfs /tmp is provided); a pids limit
+// unless the caller asks otherwise (a tmpfs /tmp is provided); any view of
+// the host's control root (every session's lease) that the rootfs or a bind
+// would give is covered by an empty read-only tmpfs, and a rootfs or bind
+// inside it is refused; a pids limit
 // applies when the host has a pids cgroup controller. The host network is
 // shared: agents talk to their model APIs.
 //

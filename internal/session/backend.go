@@ -23,6 +23,10 @@ type Request struct {
 	// exposes it read-only to the init and appends its in-namespace path to
 	// InitArgs as loki-init's CONTROL_DIR argument.
 	ControlDir string
+	// ControlRoot is the host directory holding every session's dir (the
+	// control dir is ControlRoot/session-*/control). A backend must not
+	// let the peer see it: other sessions' leases are in it.
+	ControlRoot string
 	// Scratch is a private directory (0700, inside the session dir) for the
 	// backend's own files, such as an OCI bundle or a cid file. It is
 	// removed with the session, and swept like it when its owner was

@@ -27,6 +27,7 @@ const sessionPrefix = "session-"
 // sessionDirs is a private directory for one session, the control dir
 // inside it, and the backend's scratch dir beside it.
 type sessionDirs struct {
+	parent  string // the control root: every session's dir is in it
 	root    string // the per-session directory (removed at the end)
 	control string // root/control: the directory exposed read-only
 	scratch string // root/scratch: the backend's own files
@@ -53,7 +54,7 @@ func makeSessionDirs(parent string) (sessionDirs, error) {
 	if err != nil {
 		return sessionDirs{}, fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
-	d := sessionDirs{root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch")}
+	d := sessionDirs{parent: parent, root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch")}
 	if err := d.populate(); err != nil {
 		d.remove()
 		return sessionDirs{}, err

@@ -126,13 +126,14 @@ func Run(cfg Config) error {
 	// Watch for the init's first read of the lease before it can exist.
 	reads, stopWatch := watchLeaseReads(dirs.control)
 	proc, err := cfg.Backend.Start(Request{
-		ControlDir: dirs.control,
-		Scratch:    dirs.scratch,
-		InitArgs:   cfg.InitArgs(),
-		Peer:       cfg.Peer,
-		Stdin:      inR,
-		Stdout:     cfg.Stdout,
-		Stderr:     cfg.Stderr,
+		ControlDir:  dirs.control,
+		ControlRoot: dirs.parent,
+		Scratch:     dirs.scratch,
+		InitArgs:    cfg.InitArgs(),
+		Peer:        cfg.Peer,
+		Stdin:       inR,
+		Stdout:      cfg.Stdout,
+		Stderr:      cfg.Stderr,
 	})
 	inR.Close()
 	if err != nil {

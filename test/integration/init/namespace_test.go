@@ -76,14 +76,22 @@ func TestSignalIsForwardedToTheSession(t *testing.T) {
 	t.Parallel()
 	marks := markerDir(t)
 	ready, got := filepath.Join(marks, "ready"), filepath.Join(marks, "got")
+	jobReady, job := filepath.Join(marks, "job-ready"), filepath.Join(marks, "job.sh")
+	// The job leads a process group of its own in the peer's session (a
+	// shell without a terminal does no job control, so python3 makes the
+	// group), and says it is ready only once its trap is set.
+	script := "trap 'echo job >> " + got + "; exit 0' TERM\necho ok > " + jobReady + "\nwhile :; do sleep 0.05; done\n"
+	if err := os.WriteFile(job, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	py := testutil.RequireCommand(t, "python3")
 	s := start(t, pid1test.Config{KeepStdinOpen: true, Flags: []string{"-lease-duration", "3s", "-grace", "20s"},
-		Spec: shell(`set -m
-sh -c 'trap "echo job >> ` + got + `; exit 0" TERM; while :; do sleep 0.05; done' &
-set +m
+		Spec: shell(py + ` -c 'import os,sys; os.setpgid(0, 0); os.execv("/bin/sh", ["sh", sys.argv[1]])' ` + job + ` &
 trap 'wait; echo peer >> ` + got + `; exit 5' TERM
 echo ok > ` + ready + `
 while :; do sleep 0.05; done`)})
 	waitFile(t, ready)
+	waitFile(t, jobReady)
 	if err := s.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

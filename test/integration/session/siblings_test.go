@@ -1,0 +1,253 @@
+//go:build linux
+
+package session
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+// intrudeScript is run by one session's peer against a sibling session's
+// control dir: $1 is the control root and $2 the sibling's control dir, both
+// as the peer would see them if nothing hid them. It prints "OK name" for
+// every attempt that worked, "FAIL name" for the others.
+const intrudeScript = `root=$1 sib=$2
+try() { n=$1; shift; if "$@" >/dev/null 2>&1; then echo "OK $n"; else echo "FAIL $n"; fi; }
+try list-sibling ls "$sib"
+try read-sibling-lease cat "$sib/lease"
+try write-sibling-lease sh -c 'printf 99999999 > "$1/lease"' _ "$sib"
+try create-in-sibling touch "$sib/forged"
+try create-in-root mkdir "$root/session-forged"
+try via-proc-1-root cat "/proc/1/root$sib/lease"
+try unmask-in-new-userns unshare --user --map-root-user --mount sh -c 'umount -l "$1" && printf 99999999 > "$2/lease"' _ "$root" "$sib"
+echo "ROOT $(ls -A "$root" 2>/dev/null | tr '\n' ' ')"
+echo DONE`
+
+// siblingEnv is where a test's sessions keep their dirs and how they run.
+type siblingEnv struct {
+	hostRoot string   // the control root on the host
+	peerRoot string   // the same dir as the peer would see it, unhidden
+	flags    []string // extra loki-supervise flags, besides --control-root
+	wrap     func(*exec.Cmd)
+}
+
+// siblingSetup is one way a sibling's control dir could become visible.
+type siblingSetup struct {
+	name    string
+	backend backend
+	prepare func(t *testing.T) siblingEnv
+}
+
+func siblingSetups() []siblingSetup {
+	// Namespace: the peer sees the host's filesystem, control root included.
+	setups := []siblingSetup{{name: "namespace", backend: namespaceBackend(),
+		prepare: func(t *testing.T) siblingEnv {
+			root := privateDir(t, t.TempDir(), "ctl", 0)
+			return siblingEnv{hostRoot: root, peerRoot: root}
+		}}, {name: "namespace-userns", backend: namespaceBackend(), prepare: asNobody}}
+	for _, rt := range []string{"crun", "runc"} {
+		b := ociBackend(rt)
+		// A rw bind of the control root's parent shows every session dir.
+		setups = append(setups, siblingSetup{name: b.name + "-bind", backend: b,
+			prepare: func(t *testing.T) siblingEnv {
+				parent := t.TempDir()
+				root := privateDir(t, parent, "ctl", 0)
+				return siblingEnv{hostRoot: root, peerRoot: "/hostview/ctl", flags: []string{"--bind", parent + ":/hostview"}}
+			}})
+		// A rootfs that contains the control root.
+		setups = append(setups, siblingSetup{name: b.name + "-in-rootfs", backend: b,
+			prepare: func(t *testing.T) siblingEnv {
+				dir, err := os.MkdirTemp(rootfs(t), "ctl-")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.RemoveAll(dir) })
+				return siblingEnv{hostRoot: dir, peerRoot: "/" + filepath.Base(dir)}
+			}})
+	}
+	return setups
+}
+
+// nobody is the unprivileged user of the user-namespace variant.
+const nobody = 65534
+
+// asNobody runs the sessions as an unprivileged user, so that the namespace
+// backend takes its user-namespace path (the peer is root only inside it,
+// and owns the control root outside). It needs unprivileged user
+// namespaces: a host without them skips (and fails under CI).
+func asNobody(t *testing.T) siblingEnv {
+	t.Helper()
+	probe := exec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "true")
+	probe.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	if out, err := probe.CombinedOutput(); err != nil {
+		skipOrFail(t, "no unprivileged user namespaces: "+strings.TrimSpace(string(out)))
+	}
+	top := t.TempDir()
+	if err := os.Chmod(filepath.Dir(top), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(top, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(top, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sup := copyExecutable(t, testutil.Binary(t, "loki-supervise"), bin)
+	init := copyExecutable(t, testutil.Binary(t, "loki-init"), bin)
+	root := privateDir(t, top, "ctl", nobody)
+	wrap := func(cmd *exec.Cmd) {
+		cmd.Path, cmd.Args[0] = sup, sup
+		for i := range cmd.Args {
+			if i > 0 && cmd.Args[i-1] == "--init" {
+				cmd.Args[i] = init
+			}
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+	}
+	return siblingEnv{hostRoot: root, peerRoot: root, wrap: wrap}
+}
+
+func skipOrFail(t *testing.T, reason string) {
+	t.Helper()
+	if testutil.InCI() {
+		t.Fatal(reason)
+	}
+	t.Skip(reason)
+}
+
+// copyExecutable copies a binary to dir (readable by every user, unlike
+// the test's build dir).
+func copyExecutable(t *testing.T, src, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// privateDir makes parent/name, 0700 and owned by uid.
+func privateDir(t *testing.T, parent, name string, uid int) string {
+	t.Helper()
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestPeerCannotReachSiblingSessions: all sessions of a user share one
+// control root (/run/loki for root). While one session runs, the peer of
+// another must not list, read or write its control dir (its lease: a peer
+// that can renew it keeps that session alive after its host stopped), nor
+// add anything to the control root, however the backend shows it the host.
+func TestPeerCannotReachSiblingSessions(t *testing.T) {
+	for _, s := range siblingSetups() {
+		t.Run(s.name, func(t *testing.T) {
+			s.backend.args(t) // skips before any setup when a tool is missing
+			env := s.prepare(t)
+			flags := append(env.flags, "--control-root", env.hostRoot)
+			command := func(peer ...string) *exec.Cmd {
+				cmd := supervise(t, s.backend, flags, peer...)
+				if env.wrap != nil {
+					env.wrap(cmd)
+				}
+				return cmd
+			}
+			hostRoot := env.hostRoot
+			sib := startSibling(t, command("sh", "-c", "echo ready; exec cat >/dev/null"))
+			sibDir := onlySessionDir(t, hostRoot)
+			peerSib := filepath.Join(env.peerRoot, filepath.Base(sibDir), "control")
+			r := run(t, command("sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib), "", generous)
+			if r.code != 0 || !strings.Contains(r.stdout, "DONE") {
+				t.Fatalf("intruder exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			checkIntrusion(t, r.stdout, filepath.Base(sibDir))
+			for _, p := range []string{filepath.Join(sibDir, "control", "forged"), filepath.Join(hostRoot, "session-forged")} {
+				if _, err := os.Lstat(p); err == nil {
+					t.Errorf("the intruder created %s", p)
+				}
+			}
+			sib.stop(t)
+		})
+	}
+}
+
+func checkIntrusion(t *testing.T, out, sibName string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "OK "):
+			t.Errorf("the intruder could %s", strings.TrimPrefix(line, "OK "))
+		case strings.HasPrefix(line, "ROOT ") && strings.Contains(line, sibName):
+			t.Errorf("the intruder lists the sibling in the control root: %q", line)
+		}
+	}
+}
+
+// sibling is a running session whose peer waits for stdin EOF.
+type sibling struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+func startSibling(t *testing.T, cmd *exec.Cmd) *sibling {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &sibling{cmd: cmd, stdin: stdin}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill() // our own child, by its os.Process
+			cmd.Wait()
+		}
+	})
+	if got := newLineReader(stdout).next(t, generous); got != "ready" {
+		t.Fatalf("sibling said %q", got)
+	}
+	return s
+}
+
+// stop ends the sibling by stdin EOF; it must still have been running.
+func (s *sibling) stop(t *testing.T) {
+	t.Helper()
+	s.stdin.Close()
+	if code := waitBounded(t, s.cmd, generous); code != 0 {
+		t.Errorf("sibling exit %d, want 0 (it was running all along)", code)
+	}
+}
+
+// onlySessionDir returns the one session dir under root (the sibling's:
+// it exists once the sibling's peer has spoken).
+func onlySessionDir(t *testing.T, root string) string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(root, "session-*"))
+	if err != nil || len(dirs) != 1 {
+		t.Fatalf("session dirs under %s: %v (%v), want exactly one", root, dirs, err)
+	}
+	return dirs[0]
+}
