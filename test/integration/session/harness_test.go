@@ -269,22 +269,3 @@ func namespaceMembers(ns string) []int {
 	}
 	return pids
 }
-
-// alive filters the identities still naming their process.
-func alive(ids []procid.Identity) []procid.Identity {
-	var out []procid.Identity
-	for _, id := range ids {
-		if id.Matches() {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// killLeftovers is the cleanup of tests that orphan a session on purpose:
-// it kills, by verified identity only, whatever of it is still alive.
-func killLeftovers(ids []procid.Identity) {
-	for _, id := range alive(ids) {
-		syscall.Kill(id.PID(), syscall.SIGKILL)
-	}
-}

@@ -43,7 +43,7 @@ func TestNoneKillsEscapedDescendants(t *testing.T) {
 	if err != nil {
 		t.Fatalf("sleeper %d is not alive before the session ends: %v", pid, err)
 	}
-	t.Cleanup(func() { killLeftovers([]procid.Identity{sleeper}) })
+	t.Cleanup(func() { testutil.KillLeftovers([]procid.Identity{sleeper}) })
 	peer := runnerOf(t, cmd.Process.Pid)
 	st, err := procid.Stat(pid)
 	if err != nil || st.SID == peer || st.PGID == peer {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 const generous = 90 * time.Second
@@ -165,14 +166,14 @@ func TestSupervisorKill9(t *testing.T) {
 				t.Fatalf("peer said %q", got)
 			}
 			var session []procid.Identity
-			ok := waitUntil(10*time.Second, func() bool {
+			ok := testutil.WaitUntil(10*time.Second, func() bool {
 				session = descendants(cmd.Process.Pid)
 				return len(sleepers(session)) == 2
 			})
 			if !ok {
 				t.Fatalf("the two background sleeps were not found among %v", session)
 			}
-			t.Cleanup(func() { killLeftovers(session) })
+			t.Cleanup(func() { testutil.KillLeftovers(session) })
 			ns := pidNamespace(sleepers(session)[0].PID())
 			if ns == "" || ns == pidNamespace(os.Getpid()) {
 				t.Fatalf("peer is not in a namespace of its own (%q)", ns)
@@ -182,13 +183,13 @@ func TestSupervisorKill9(t *testing.T) {
 			killedAt := time.Now()
 			if b.name == "namespace" {
 				time.Sleep(300 * time.Millisecond)
-				if len(alive(session)) == 0 {
+				if len(testutil.Alive(session)) == 0 {
 					t.Fatal("session vanished at once although the parent-death signal was off: not the lease")
 				}
 			}
 			bound := leaseDur + poll + slack
-			if !waitUntil(bound, func() bool { return len(alive(session)) == 0 && len(namespaceMembers(ns)) == 0 }) {
-				t.Fatalf("after %v still alive: %v; in %s: %v", bound, alive(session), ns, namespaceMembers(ns))
+			if !testutil.WaitUntil(bound, func() bool { return len(testutil.Alive(session)) == 0 && len(namespaceMembers(ns)) == 0 }) {
+				t.Fatalf("after %v still alive: %v; in %s: %v", bound, testutil.Alive(session), ns, namespaceMembers(ns))
 			}
 			t.Logf("session gone %v after kill -9 (lease %v)", time.Since(killedAt).Round(time.Millisecond), leaseDur)
 		})
@@ -207,19 +208,6 @@ func sleepers(ids []procid.Identity) []procid.Identity {
 	return out
 }
 
-func waitUntil(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-}
-
 // TestParentDeathSpeedUp: with the default parent-death signal, a killed
 // supervisor takes the namespace down too (well within the lease bound).
 func TestParentDeathSpeedUp(t *testing.T) {
@@ -235,14 +223,14 @@ func TestParentDeathSpeedUp(t *testing.T) {
 		t.Fatalf("peer said %q", got)
 	}
 	var session []procid.Identity
-	if !waitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
+	if !testutil.WaitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
 		t.Fatalf("background sleep not found among %v", session)
 	}
-	t.Cleanup(func() { killLeftovers(session) })
+	t.Cleanup(func() { testutil.KillLeftovers(session) })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if !waitUntil(10*time.Second, func() bool { return len(alive(session)) == 0 }) {
-		t.Fatalf("still alive 10s after kill -9 with a 30s lease: %v", alive(session))
+	if !testutil.WaitUntil(10*time.Second, func() bool { return len(testutil.Alive(session)) == 0 }) {
+		t.Fatalf("still alive 10s after kill -9 with a 30s lease: %v", testutil.Alive(session))
 	}
 }
 
@@ -277,13 +265,13 @@ func TestSignals(t *testing.T) {
 						t.Fatalf("peer said %q", got)
 					}
 					session := descendants(cmd.Process.Pid)
-					t.Cleanup(func() { killLeftovers(session) })
+					t.Cleanup(func() { testutil.KillLeftovers(session) })
 					cmd.Process.Signal(syscall.SIGTERM)
 					if code := waitBounded(t, cmd, generous); code != tc.want {
 						t.Fatalf("exit %d, want %d (stderr %q)", code, tc.want, stderr.String())
 					}
-					if !waitUntil(10*time.Second, func() bool { return len(alive(session)) == 0 }) {
-						t.Fatalf("left behind: %v", alive(session))
+					if !testutil.WaitUntil(10*time.Second, func() bool { return len(testutil.Alive(session)) == 0 }) {
+						t.Fatalf("left behind: %v", testutil.Alive(session))
 					}
 				})
 			}
@@ -333,18 +321,18 @@ func TestSupervisorStopped(t *testing.T) {
 				t.Fatalf("peer said %q", got)
 			}
 			var session []procid.Identity
-			if !waitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
+			if !testutil.WaitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
 				t.Fatalf("background sleep not found among %v", session)
 			}
-			t.Cleanup(func() { killLeftovers(session) })
+			t.Cleanup(func() { testutil.KillLeftovers(session) })
 			cmd.Process.Signal(syscall.SIGSTOP)
 			stoppedAt := time.Now()
-			if waitUntil(leaseDur/2, func() bool { return len(alive(sleepers(session))) == 0 }) {
+			if testutil.WaitUntil(leaseDur/2, func() bool { return len(testutil.Alive(sleepers(session))) == 0 }) {
 				t.Fatalf("session ended %v after the stop, before the lease could expire", time.Since(stoppedAt))
 			}
 			bound := leaseDur + poll + slack
-			if !waitUntil(bound, func() bool { return len(alive(sleepers(session))) == 0 }) {
-				t.Fatalf("still alive %v after renewals stopped: %v", bound, alive(session))
+			if !testutil.WaitUntil(bound, func() bool { return len(testutil.Alive(sleepers(session))) == 0 }) {
+				t.Fatalf("still alive %v after renewals stopped: %v", bound, testutil.Alive(session))
 			}
 			t.Logf("session gone %v after renewals stopped (lease %v)", time.Since(stoppedAt).Round(time.Millisecond), leaseDur)
 			cmd.Process.Signal(syscall.SIGCONT)

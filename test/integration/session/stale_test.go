@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // TestStaleDirsSweptAfterKill9: a supervisor killed with SIGKILL leaves its
@@ -37,7 +38,7 @@ func TestStaleDirsSweptAfterKill9(t *testing.T) {
 				t.Fatalf("peer said %q", got)
 			}
 			session := descendants(cmd.Process.Pid)
-			t.Cleanup(func() { killLeftovers(session) })
+			t.Cleanup(func() { testutil.KillLeftovers(session) })
 			stale := sessionDirs(t, root)
 			if len(stale) != 1 {
 				t.Fatalf("want one session dir under %s, have %v", root, stale)
@@ -105,7 +106,7 @@ func containerID(t *testing.T, dir string) string {
 
 // killRuntime SIGKILLs, by verified identity, the runc processes among ids.
 func killRuntime(ids []procid.Identity) {
-	for _, id := range alive(ids) {
+	for _, id := range testutil.Alive(ids) {
 		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(id.PID()) + "/cmdline")
 		if strings.HasPrefix(filepath.Base(strings.SplitN(string(cmdline), "\x00", 2)[0]), "runc") {
 			syscall.Kill(id.PID(), syscall.SIGKILL)

@@ -190,39 +190,6 @@ func describe(members map[string][]int) map[string][]string {
 	return out
 }
 
-// alive filters the identities that still name their live process.
-func alive(ids []procid.Identity) []procid.Identity {
-	var out []procid.Identity
-	for _, id := range ids {
-		if id.Matches() {
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// killLeftovers kills, by verified identity only, what is still alive of
-// processes this test started.
-func killLeftovers(ids []procid.Identity) {
-	for _, id := range alive(ids) {
-		syscall.Kill(id.PID(), syscall.SIGKILL)
-	}
-}
-
-// waitUntil polls cond every 20ms until it holds or timeout passes.
-func waitUntil(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // usage is one /proc sample of a process: descriptors and resident memory
 // (VmHWM, the kernel's own peak, so a short spike between samples counts).
 type usage struct {

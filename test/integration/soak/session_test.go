@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // controlRoot makes a private parent for the sessions' control dirs, so
@@ -113,7 +114,7 @@ func TestSessionLoad(t *testing.T) {
 		rtts = append(rtts, o.roundTrips...)
 		codes[o.code]++
 	}
-	t.Cleanup(func() { killLeftovers(all) })
+	t.Cleanup(func() { testutil.KillLeftovers(all) })
 	reportErrors(t, "sessions", errs)
 	checkNothingLeft(t, namespaces, all, root, baseFDs)
 
@@ -150,15 +151,15 @@ func lostBytes(outs []outcome) int64 {
 func checkNothingLeft(t *testing.T, namespaces map[string]bool, all []procid.Identity, root string, baseFDs int) {
 	t.Helper()
 	settled := time.Now()
-	if !waitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(alive(all)) == 0 }) {
-		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), alive(all))
+	if !testutil.WaitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(testutil.Alive(all)) == 0 }) {
+		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), testutil.Alive(all))
 	} else if d := time.Since(settled); d > 100*time.Millisecond {
 		t.Logf("the last namespace emptied %v after the last supervisor exited", d.Round(time.Millisecond))
 	}
 	if left := leftoverDirs(root); len(left) != 0 {
 		t.Errorf("control dirs left under %s: %v", root, left)
 	}
-	if !waitUntil(5*time.Second, func() bool { return ownFDs() <= baseFDs }) {
+	if !testutil.WaitUntil(5*time.Second, func() bool { return ownFDs() <= baseFDs }) {
 		t.Errorf("this process holds %d descriptors, %d before the sessions", ownFDs(), baseFDs)
 	}
 }
@@ -241,11 +242,11 @@ func TestSessionKill9(t *testing.T) {
 			endings[o.initStatus]++
 		}
 	}
-	t.Cleanup(func() { killLeftovers(all) })
+	t.Cleanup(func() { testutil.KillLeftovers(all) })
 	reportErrors(t, "sessions", errs)
 	settled := time.Now()
-	if !waitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(alive(all)) == 0 }) {
-		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), alive(all))
+	if !testutil.WaitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(testutil.Alive(all)) == 0 }) {
+		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), testutil.Alive(all))
 	} else if d := time.Since(settled); d > 100*time.Millisecond {
 		t.Logf("the last namespace emptied %v after the last supervisor exited", d.Round(time.Millisecond))
 	}
@@ -299,10 +300,10 @@ func awaitGone(o *outcome, bound time.Duration) (time.Duration, error) {
 				reaped, o.initStatus = true, waitStatus(ws)
 			}
 		}
-		return reaped && len(alive(o.members)) == 0 && len(namespaceMembers(ns)) == 0
+		return reaped && len(testutil.Alive(o.members)) == 0 && len(namespaceMembers(ns)) == 0
 	}
-	if !waitUntil(time.Until(o.killedAt.Add(bound)), gone) {
-		return 0, fmt.Errorf("still alive %v after the kill: %v; in %s: %v", bound, alive(o.members), o.ns, namespaceMembers(ns))
+	if !testutil.WaitUntil(time.Until(o.killedAt.Add(bound)), gone) {
+		return 0, fmt.Errorf("still alive %v after the kill: %v; in %s: %v", bound, testutil.Alive(o.members), o.ns, namespaceMembers(ns))
 	}
 	return time.Since(o.killedAt), nil
 }
