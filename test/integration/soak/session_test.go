@@ -88,6 +88,10 @@ func TestSessionLoad(t *testing.T) {
 			id: fmt.Sprintf("s%03d", i), seedIn: seedFor(i, 0xa5), seedOut: seedFor(i, 0x5a),
 			bytes: sessionBytes, rounds: numRounds, exit: exitCodes[i%len(exitCodes)],
 			killAt: -1, peerFlags: []string{"-child"},
+			// The peer exits with its code after stdin EOF: part of its
+			// answer, which a loaded machine may deliver after the
+			// reference's 1 s EOF window.
+			flags: []string{"--wait-after-eof"},
 		}
 	}
 	s := startSampler(100 * time.Millisecond)
@@ -203,7 +207,7 @@ func TestSessionKill9(t *testing.T) {
 			id: fmt.Sprintf("k%03d", i), seedIn: seedFor(i, 0xc3), seedOut: seedFor(i, 0x3c),
 			bytes: killBytes, rounds: 10, exit: exitCodes[i%len(exitCodes)], killAt: -1,
 			flags: []string{"--lease-duration", leaseDur.String(), "--renew-interval", "200ms",
-				"--poll-interval", poll.String(), "--no-parent-death-signal"},
+				"--poll-interval", poll.String(), "--no-parent-death-signal", "--wait-after-eof"},
 			peerFlags: []string{"-child"},
 		}
 	}
