@@ -6,9 +6,9 @@
 //
 // Every contender runs as `unshare --pid --fork --mount-proc INIT... PEER`.
 // For loki-init and the reference, this program is also the host: it
-// writes the launch prelude on the init's stdin and renews the lease (back
-// to back until the init has taken the prelude, so the handshake does not
-// wait for a 1 s tick, then every second, the production cadence).
+// writes the launch prelude on the init's stdin and renews the lease as
+// loki-supervise does (at once when the init reads its baseline, every
+// millisecond until it has taken the prelude, then every second).
 package main
 
 import (
@@ -123,6 +123,7 @@ type session struct {
 	renewed sync.WaitGroup
 	acked   bool // the init took the prelude (renew's goroutine only)
 	control string
+	exited  time.Time // when the init's exit was collected
 }
 
 func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*session, error) {
@@ -155,42 +156,61 @@ func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*s
 		return nil, err
 	}
 	s.stdin = w
+	var lw *lease.Writer
+	var reads <-chan struct{}
+	var stopReads func()
+	if c.protocol {
+		// As loki-supervise does: the first lease and the watch for the
+		// init's baseline read exist before the init.
+		if lw, err = lease.NewWriter(s.control); err != nil {
+			return nil, err
+		}
+		reads, stopReads = lease.WatchReads(s.control)
+	}
 	if err := s.cmd.Start(); err != nil {
 		return nil, err
 	}
 	if c.protocol {
 		s.renewed.Add(1)
-		go s.renew()
+		go s.renew(lw, reads, stopReads)
 		w.Write(prelude)
 	}
 	return s, nil
 }
 
-// renew starts with no lease file, so the very first value is new to the
-// init. It renews back to back until the init has taken the prelude from
-// its stdin (the init reads it only after it observed a renewal made after
-// its start: that is the handshake) or 5 s passed, then every second, the
-// production cadence. A host on a fixed fast window instead loses the
-// handshake to its next 1 s tick whenever the init starts late on a loaded
-// machine.
-func (s *session) renew() {
+// renew is the host's renewer, on loki-supervise's schedule: it renews the
+// moment the init has read its baseline lease (lease.WatchReads, once; the
+// writer has that renewal staged, so it is a bare rename), with a timer
+// as the fallback (backing off from 100 ms, or from 1 ms without read
+// notifications) until then, then every second, the production cadence.
+// Renewing back to back instead would keep the disk flushing, and every
+// other metadata update of the file system waiting on the journal, under
+// the session being measured.
+func (s *session) renew(w *lease.Writer, reads <-chan struct{}, stopReads func()) {
 	defer s.renewed.Done()
-	w, err := lease.NewWriter(s.control)
-	if err != nil {
-		return
+	defer w.Close()
+	defer stopReads()
+	step := 100 * time.Millisecond
+	if reads == nil {
+		step = time.Millisecond
 	}
 	start := time.Now()
 	for {
 		every := time.Second
-		if !s.handshaken() && time.Since(start) < 5*time.Second {
-			every = 0
+		if reads != nil || (!s.handshaken() && time.Since(start) < 5*time.Second) {
+			every, step = step, min(2*step, 200*time.Millisecond)
 		}
 		select {
 		case <-s.stop:
 			return
+		case <-reads:
+			// Only the baseline read matters: every later renewal
+			// makes the init read again.
+			reads = nil
+			stopReads()
 		case <-time.After(every):
-			w.Renew()
 		}
+		w.Renew()
 	}
 }
 
@@ -211,6 +231,7 @@ func (s *session) handshaken() bool {
 
 func (s *session) wait() error {
 	err := s.cmd.Wait()
+	s.exited = time.Now()
 	close(s.stop)
 	s.renewed.Wait()
 	s.stdin.Close()
@@ -231,7 +252,9 @@ func latency(c contender, runs int) float64 {
 		if err := s.wait(); err != nil {
 			fmt.Fprintf(os.Stderr, "initbench: %s /bin/true: %v\n", c.name, err)
 		}
-		ds = append(ds, float64(time.Since(start).Microseconds())/1000)
+		// Up to the init's exit: the host's renewer winding down is
+		// not the init's time.
+		ds = append(ds, float64(s.exited.Sub(start).Microseconds())/1000)
 	}
 	sort.Float64s(ds)
 	return ds[len(ds)/2]

@@ -82,6 +82,7 @@ type loop struct {
 	watch  watch
 	reaper *reap.Reaper
 	redo   chan struct{} // a sweep used its whole batch
+	exited chan struct{} // the peer ended (its pidfd), before SIGCHLD says so
 
 	prelude chan preludeResult
 	fwd     chan forwarded
@@ -97,11 +98,14 @@ type loop struct {
 func newLoop(cfg Config, sig signals) *loop {
 	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1)}
 	l.stage = StageFirstLease
+	// The watch comes first: a host renews as soon as it sees the baseline
+	// read, and a renewal landing between that read and the watch would
+	// otherwise go unnoticed until the half-window check.
+	l.watch = watchDir(cfg.ControlDir)
 	now := time.Now()
 	// The value present now is only a baseline: a stale lease left by a
 	// dead owner must never launch a payload.
 	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
-	l.watch = watchDir(cfg.ControlDir)
 	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.events, now)
 	l.gone = l.watch.gone
 	l.stage = StageInitialRenewal
@@ -127,6 +131,9 @@ func (l *loop) run() error {
 			l.sweep()
 		case <-l.redo:
 			l.sweep()
+		case <-l.exited:
+			l.exited = nil
+			l.reaper.CheckPeer()
 		case r := <-l.prelude:
 			err = l.launch(r)
 		case f := <-l.fwd:
@@ -201,12 +208,15 @@ func (l *loop) launch(r preludeResult) error {
 	if err != nil {
 		return refuse(StagePeerSpawn, err)
 	}
+	<-l.sig.guarded
 	p, err := spawn(spec)
 	if err != nil {
 		return refuse(StagePeerSpawn, err)
 	}
 	l.peer = p
 	l.reaper.SetPeer(p.pid)
+	l.exited = make(chan struct{}, 1)
+	watchExit(p.pidfd, l.exited)
 	l.stage = StageSupervision
 	l.fwd = make(chan forwarded, 3)
 	l.open = 2

@@ -13,24 +13,45 @@ import (
 type signals struct {
 	chld chan os.Signal
 	stop chan os.Signal
+	// guarded is closed once the signals that would kill the runtime are
+	// caught; the peer (the only sender of those) must not start before.
+	guarded <-chan struct{}
 }
 
 // catchSignals must run before anything is spawned. SIGCHLD drives the
-// reaper; SIGTERM/SIGINT/SIGHUP are forwarded. The others listed would make
-// the Go runtime exit or dump goroutines (a crash of PID 1 kills the
-// session and prints runtime internals), and the kernel delivers to a
-// namespace's init only the signals it handles: taking them into a channel
-// nobody reads makes them no-ops, while a peer still starts with default
-// dispositions (ignoring them instead would be inherited across exec).
+// reaper; SIGTERM/SIGINT/SIGHUP are forwarded.
+//
+// The rest are the signals whose kill(2) the Go runtime turns into an exit
+// or a goroutine dump (the runtime's _SigThrow, _SigPanic and _SigKill
+// classes; SIGBUS, SIGFPE and SIGSEGV only when sent, a real fault still
+// panics): the peer has our uid and could crash PID 1 with them, which
+// kills the session and prints runtime internals. Taking them into a
+// channel nobody reads makes them no-ops, while a peer still starts with
+// default dispositions (ignoring them would be inherited across exec).
+// Signals the runtime already drops when nobody asked for them (SIGUSR1,
+// SIGPIPE, real-time signals...) are left alone: each one caught costs a
+// round trip to the runtime's signal thread.
+//
+// Those round trips run on a goroutine of their own, in parallel with the
+// lease handshake, instead of on the start-up path.
 func catchSignals() signals {
 	s := signals{chld: make(chan os.Signal, 1), stop: make(chan os.Signal, 4)}
 	signal.Notify(s.chld, unix.SIGCHLD)
 	signal.Notify(s.stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
-	signal.Notify(make(chan os.Signal, 1), unix.SIGQUIT, unix.SIGILL,
-		unix.SIGTRAP, unix.SIGABRT, unix.SIGSTKFLT, unix.SIGSYS, unix.SIGPIPE,
-		unix.SIGUSR1, unix.SIGUSR2, unix.SIGALRM, unix.SIGXCPU, unix.SIGXFSZ)
+	guarded := make(chan struct{})
+	s.guarded = guarded
+	go func() {
+		signal.Notify(make(chan os.Signal, 1), fatalSignals...)
+		close(guarded)
+	}()
 	return s
 }
+
+// fatalSignals are the signals a peer's kill(2) would crash the runtime
+// with (see catchSignals).
+var fatalSignals = []os.Signal{unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP,
+	unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT,
+	unix.SIGSYS}
 
 // signalSession delivers sig once to every member of the peer's session:
 // to the peer's process group in one call and, when /proc is this

@@ -18,6 +18,7 @@ const defaultPath = "/bin:/usr/bin"
 // peer is the spawned agent and the init's ends of its three pipes.
 type peer struct {
 	pid    int
+	pidfd  int // -1 when the kernel gives none (before Linux 5.3)
 	stdin  int // write end
 	stdout int // read end
 	stderr int // read end
@@ -44,11 +45,12 @@ func spawn(s launch.Spec) (peer, error) {
 	for _, fd := range []int{in[1], out[1], errp[1], 1, 2} {
 		growPipe(fd)
 	}
+	pidfd := -1
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
 		Dir:   s.Cwd,
 		Env:   s.Environ(),
 		Files: []uintptr{uintptr(in[0]), uintptr(out[1]), uintptr(errp[1])},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
 	})
 	for _, fd := range []int{in[0], out[1], errp[1]} {
 		unix.Close(fd)
@@ -59,7 +61,7 @@ func spawn(s launch.Spec) (peer, error) {
 		}
 		return peer{}, classifyExec(err)
 	}
-	return peer{pid: pid, stdin: in[1], stdout: out[0], stderr: errp[0]}, nil
+	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0]}, nil
 }
 
 func pipes(ps ...*[2]int) error {

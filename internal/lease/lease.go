@@ -28,72 +28,142 @@ var ErrExpired = errors.New("lease expired")
 
 // Writer renews a lease by atomically replacing the lease file with a value
 // different from the previous one. It is safe for concurrent use.
+//
+// A renewal either renames a staged value over the lease, or writes its
+// value in full (temp file, fsync, rename) and stages the next one: a temp
+// file already holding the next value, fsynced. Either way the value was
+// on disk before it became visible, as Contract 1 asks, but a staged
+// renewal waits for no disk flush. That matters most for the init's
+// handshake: NewWriter stages a value before the init exists, so the
+// renewal the init waits for at start-up is a bare rename, and no fsync
+// (about 1 ms on ext4, and one that stalls every other metadata update of
+// the file system while the journal commits, the init's exec included)
+// runs while the session starts.
 type Writer struct {
-	mu   sync.Mutex
-	dir  string
-	next uint64
+	mu     sync.Mutex
+	dir    string
+	next   uint64          // the last value renewed
+	staged string          // a temp file holding next+1, fsynced; "" when none
+	ready  <-chan struct{} // closed once NewWriter's staging is done
 }
 
-// NewWriter prepares dir (which must exist and should be 0700) and writes the
-// first lease value.
+// NewWriter prepares dir (which must exist and should be 0700), writes the
+// first lease value (the init's baseline) and stages the first renewal.
 func NewWriter(dir string) (*Writer, error) {
 	var seed [8]byte
 	if _, err := rand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("lease: seed: %w", err)
 	}
 	w := &Writer{dir: dir, next: binary.BigEndian.Uint64(seed[:])}
-	if err := w.Renew(); err != nil {
+	// The first value is only the init's baseline, never a renewal: it
+	// needs no flush of its own. The first renewal is staged in the
+	// background, while the caller starts the init (an init takes
+	// milliseconds to read its baseline, about what the fsync takes).
+	name, err := writeTemp(dir, w.next, false)
+	if err != nil {
 		return nil, err
 	}
+	if err := os.Rename(name, w.Path()); err != nil {
+		os.Remove(name)
+		return nil, fmt.Errorf("lease: rename: %w", err)
+	}
+	staged := make(chan struct{})
+	w.ready = staged
+	go func() {
+		defer close(staged)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.stage()
+	}()
 	return w, nil
 }
 
 // Path returns the lease file's path.
 func (w *Writer) Path() string { return filepath.Join(w.dir, FileName) }
 
-// Renew replaces the lease with a new value: write a temporary file in the
-// same directory, fsync it, rename it over the lease, fsync the directory.
+// Renew replaces the lease with a new value: the staged one when there is
+// one, else a value written in full, after which the next is staged (a
+// staging failure is not a renewal failure: the next Renew writes in
+// full).
 func (w *Writer) Renew() error {
+	<-w.ready
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
-	var value [Size]byte
-	binary.BigEndian.PutUint64(value[:], w.next)
-	return replace(w.dir, value[:])
-}
-
-func replace(dir string, value []byte) error {
-	tmp, err := os.CreateTemp(dir, ".lease-*")
-	if err != nil {
-		return fmt.Errorf("lease: create temp: %w", err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
+	lease := filepath.Join(w.dir, FileName)
+	if name := w.staged; name != "" {
+		w.staged = ""
+		if os.Rename(name, lease) == nil {
+			return nil
 		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("lease: chmod: %w", err)
+		os.Remove(name) // gone or unusable: write the value in full
 	}
-	if _, err := tmp.Write(value); err != nil {
-		return fmt.Errorf("lease: write: %w", err)
+	name, err := writeTemp(w.dir, w.next, true)
+	if err != nil {
+		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("lease: fsync: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("lease: close: %w", err)
-	}
-	if err := os.Rename(name, filepath.Join(dir, FileName)); err != nil {
+	if err := os.Rename(name, lease); err != nil {
+		os.Remove(name)
 		return fmt.Errorf("lease: rename: %w", err)
 	}
-	ok = true
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	w.stage()
+	return nil
+}
+
+// stage writes the next value, fsynced, for the next Renew to rename.
+func (w *Writer) stage() {
+	if name, err := writeTemp(w.dir, w.next+1, true); err == nil {
+		w.staged = name
+	}
+}
+
+// Close removes the staged renewal. The lease itself stays: whether the
+// init may go on is decided by renewals stopping, not by the file.
+func (w *Writer) Close() error {
+	<-w.ready
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.staged == "" {
+		return nil
+	}
+	err := os.Remove(w.staged)
+	w.staged = ""
+	return err
+}
+
+// writeTemp writes v to a new 0600 temporary file in dir, fsynced when
+// sync is set.
+func writeTemp(dir string, v uint64, sync bool) (string, error) {
+	var value [Size]byte
+	binary.BigEndian.PutUint64(value[:], v)
+	tmp, err := os.CreateTemp(dir, ".lease-*")
+	if err != nil {
+		return "", fmt.Errorf("lease: create temp: %w", err)
+	}
+	name := tmp.Name()
+	err = fillTemp(tmp, value[:], sync)
+	if cerr := tmp.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("lease: close: %w", cerr)
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+func fillTemp(f *os.File, value []byte, sync bool) error {
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("lease: chmod: %w", err)
+	}
+	if _, err := f.Write(value); err != nil {
+		return fmt.Errorf("lease: write: %w", err)
+	}
+	if !sync {
+		return nil
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("lease: fsync: %w", err)
 	}
 	return nil
 }

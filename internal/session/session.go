@@ -115,6 +115,7 @@ func Run(cfg Config) error {
 	if err != nil {
 		return exitcode.New(exitcode.NotLaunched, fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
+	defer writer.Close()
 	prelude, err := launch.Encode(cfg.Peer)
 	if err != nil {
 		return exitcode.New(2, fmt.Errorf("peer command: %w", err))
@@ -124,7 +125,7 @@ func Run(cfg Config) error {
 		return exitcode.New(exitcode.NotLaunched, err)
 	}
 	// Watch for the init's first read of the lease before it can exist.
-	reads, stopWatch := watchLeaseReads(dirs.control)
+	reads, stopWatch := lease.WatchReads(dirs.control)
 	proc, err := cfg.Backend.Start(Request{
 		ControlDir:  dirs.control,
 		ControlRoot: dirs.parent,
@@ -248,14 +249,16 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal) {
 // Start-up renewal schedule. The init needs a renewal it observed after it
 // started before it reads the prelude (Contract 1), and any wait for it is
 // added to every session's start. So the supervisor renews at once when it
-// sees the init read its baseline, and on a backoff timer from firstRenew
-// up to PollInterval/2 in case there is no read notification; after a read
-// it backs off again from afterRead, because that renewal may land in the
-// microseconds before the init's own watch is armed. After fastFor, every
-// RenewInterval.
+// sees the init read its baseline: the init arms its watch before that
+// read, so this one renewal is always noticed, and the writer had it
+// staged, so it costs a rename and no disk flush while the session starts.
+// The timer is the fallback: backing off from firstRenew up to
+// PollInterval/2 where there is no read notification, and from the init's
+// poll interval (the cost of a lost notification, as for an init that
+// polls) where there is one, until the read was seen. Then, and after
+// fastFor, every RenewInterval.
 const (
 	firstRenew = time.Millisecond
-	afterRead  = 250 * time.Microsecond
 	fastFor    = 2 * time.Second
 )
 
@@ -269,7 +272,7 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 		defer close(finished)
 		defer stopReads()
 		r := renewer{w: w, notes: cfg.Notes}
-		sched := newStartSchedule(cfg, time.Now())
+		sched := newStartSchedule(cfg, time.Now(), reads != nil)
 		t := time.NewTimer(sched.next(time.Now()))
 		defer t.Stop()
 		for {
@@ -278,11 +281,8 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 				return
 			case <-reads:
 				reads = nil
-				r.renew()
 				stopReads()
-				sched.restart()
-				t.Reset(sched.next(time.Now()))
-				continue
+				sched.done()
 			case <-t.C:
 			}
 			r.renew()
@@ -310,18 +310,24 @@ func (r *renewer) renew() {
 	r.failing = err != nil
 }
 
-// startSchedule is the delay before each renewal: doubling from firstRenew
-// to a cap of PollInterval/2 while in the start-up phase, then the renew
-// interval.
+// startSchedule is the delay before each renewal: doubling from its first
+// step to a cap of PollInterval/2 while in the start-up phase, then the
+// renew interval.
 type startSchedule struct {
 	step, cap, interval time.Duration
 	until               time.Time
 }
 
-func newStartSchedule(cfg Config, now time.Time) *startSchedule {
+// newStartSchedule starts at firstRenew, or at the poll interval when a
+// read notification (watching) is expected to come first.
+func newStartSchedule(cfg Config, now time.Time, watching bool) *startSchedule {
 	capStep := min(max(cfg.PollInterval/2, 5*time.Millisecond), cfg.RenewInterval)
+	first := min(firstRenew, capStep)
+	if watching {
+		first = min(max(cfg.PollInterval, firstRenew), cfg.RenewInterval)
+	}
 	return &startSchedule{
-		step: min(firstRenew, capStep), cap: capStep, interval: cfg.RenewInterval,
+		step: first, cap: max(capStep, first), interval: cfg.RenewInterval,
 		until: now.Add(min(fastFor, cfg.LeaseDuration/2)),
 	}
 }
@@ -335,5 +341,5 @@ func (s *startSchedule) next(now time.Time) time.Duration {
 	return d
 }
 
-// restart begins the backoff again (after the init was seen reading).
-func (s *startSchedule) restart() { s.step = min(afterRead, s.cap) }
+// done ends the start-up phase (the init was seen reading its baseline).
+func (s *startSchedule) done() { s.until = time.Time{} }

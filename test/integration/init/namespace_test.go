@@ -5,6 +5,7 @@ package initsuite
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,5 +133,32 @@ func TestSignaledPeerIs125(t *testing.T) {
 	requireCode(t, r, 125)
 	if string(r.Stderr) != "ACP supervisor refused at supervision: peer-signaled\n" {
 		t.Fatalf("stderr %q", r.Stderr)
+	}
+}
+
+// The peer shares the init's uid, so it may signal PID 1 with anything.
+// Every signal the Go runtime would turn into an exit or a goroutine dump
+// (sent by kill, a fault it is not) must leave the init running and quiet:
+// the peer's own exit stays the outcome. SIGTERM/SIGINT/SIGHUP are left
+// out (they are forwarded, by design) and so are SIGKILL/SIGSTOP, which
+// the kernel never delivers to a namespace's init from inside.
+func TestPeerCannotKillTheInitWithSignals(t *testing.T) {
+	t.Parallel()
+	var sigs []string
+	for n := 1; n <= 64; n++ {
+		switch syscall.Signal(n) {
+		case syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL, syscall.SIGSTOP:
+			continue
+		}
+		sigs = append(sigs, strconv.Itoa(n))
+	}
+	s := start(t, pid1test.Config{Spec: shell(`for n in ` + strings.Join(sigs, " ") + `; do
+  kill -$n 1 || exit 99
+done
+sleep 0.2; echo alive; exit 7`)})
+	r := s.Wait(waitShort)
+	requireCode(t, r, 7)
+	if string(r.Stdout) != "alive\n" || len(r.Stderr) != 0 {
+		t.Fatalf("stdout %q stderr %q", r.Stdout, r.Stderr)
 	}
 }

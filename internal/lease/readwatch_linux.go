@@ -1,4 +1,4 @@
-package session
+package lease
 
 import (
 	"bytes"
@@ -7,17 +7,17 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/loki-sh/loki/internal/lease"
 )
 
-// watchLeaseReads reports (coalesced) every time someone finishes a
-// read-only open of the lease in dir: during start-up that is the init
-// taking its baseline, the moment a renewal becomes useful to it. The
-// supervisor itself never opens the lease read-only. Returns a nil channel
+// WatchReads is for the host: it reports (coalesced) every time someone
+// finishes a read-only open of the lease in dir. During start-up that is
+// the init taking its baseline, the moment a renewal becomes useful to it
+// (the init watches for renewals before it takes the baseline, so a
+// renewal made on this report is never missed). The Writer never opens
+// the lease read-only. Returns a nil channel
 // when inotify is unavailable; stop releases the watch (at once, without
 // waiting for the kernel) and may be called more than once.
-func watchLeaseReads(dir string) (reads <-chan struct{}, stop func()) {
+func WatchReads(dir string) (reads <-chan struct{}, stop func()) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, func() {}
@@ -62,7 +62,7 @@ func namesLease(b []byte) bool {
 		if i := bytes.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
-		if string(name) == lease.FileName {
+		if string(name) == FileName {
 			return true
 		}
 		b = b[end:]

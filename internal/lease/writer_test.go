@@ -1,0 +1,123 @@
+package lease
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, ".lease-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func inode(t *testing.T, p string) uint64 {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+// A renewal renames the staged value, fsynced before, over the lease; one
+// that found nothing staged writes in full and stages the next. So the
+// first renewal after NewWriter (the one an init's handshake waits for) is
+// a bare rename, and no value becomes visible before it was on disk.
+func TestRenewRenamesTheStagedValue(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ready // the first renewal is staged in the background
+	defer w.Close()
+	prev, _ := os.ReadFile(w.Path())
+	seen := map[string]bool{string(prev): true}
+	for i := 0; i < 6; i++ {
+		staged := temps(t, dir)
+		if want := 1 - i%2; len(staged) != want {
+			t.Fatalf("renewal %d: staged files %v, want %d", i, staged, want)
+		}
+		var ino uint64
+		var next []byte
+		if len(staged) == 1 {
+			next, err = os.ReadFile(staged[0])
+			if err != nil || len(next) != Size {
+				t.Fatalf("staged value %x (%v)", next, err)
+			}
+			if st, _ := os.Stat(staged[0]); st.Mode().Perm() != 0o600 {
+				t.Fatalf("staged file mode %v", st.Mode())
+			}
+			ino = inode(t, staged[0])
+		}
+		if err := w.Renew(); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(w.Path())
+		if len(got) != Size || seen[string(got)] {
+			t.Fatalf("renewal %d: lease %x repeats a value", i, got)
+		}
+		seen[string(got)] = true
+		if next != nil && (!bytes.Equal(got, next) || inode(t, w.Path()) != ino) {
+			t.Fatalf("renewal %d did not rename the staged file", i)
+		}
+	}
+}
+
+// A staged file that vanished (a cleaned directory) or cannot be renamed
+// costs nothing but the fast path: the renewal is written in full.
+func TestRenewSurvivesALostStagedFile(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ready // the first renewal is staged in the background
+	defer w.Close()
+	before, _ := os.ReadFile(w.Path())
+	for _, p := range temps(t, dir) {
+		os.Remove(p)
+	}
+	if err := w.Renew(); err != nil {
+		t.Fatalf("renew without its staged file: %v", err)
+	}
+	after, _ := os.ReadFile(w.Path())
+	if len(after) != Size || bytes.Equal(before, after) {
+		t.Fatalf("lease %x then %x: not renewed", before, after)
+	}
+	if n := len(temps(t, dir)); n != 1 {
+		t.Fatalf("%d staged files after a full renewal, want 1", n)
+	}
+}
+
+// Close leaves the lease and nothing else.
+func TestCloseRemovesTheStagedFile(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ready // the first renewal is staged in the background
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, ",") != FileName {
+		t.Fatalf("dir holds %v, want only the lease", names)
+	}
+}
