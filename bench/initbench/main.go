@@ -7,8 +7,8 @@
 // Every contender runs as `unshare --pid --fork --mount-proc INIT... PEER`.
 // For loki-init and the reference, this program is also the host: it
 // writes the launch prelude on the init's stdin and renews the lease as
-// loki-supervise does (at once when the init reads its baseline, every
-// millisecond until it has taken the prelude, then every second).
+// loki-supervise does (at once when the init reads its baseline, a timer
+// only as the fallback, then every second).
 package main
 
 import (

@@ -59,13 +59,8 @@ func NewWriter(dir string) (*Writer, error) {
 	// needs no flush of its own. The first renewal is staged in the
 	// background, while the caller starts the init (an init takes
 	// milliseconds to read its baseline, about what the fsync takes).
-	name, err := writeTemp(dir, w.next, false)
-	if err != nil {
+	if err := w.replace(false); err != nil {
 		return nil, err
-	}
-	if err := os.Rename(name, w.Path()); err != nil {
-		os.Remove(name)
-		return nil, fmt.Errorf("lease: rename: %w", err)
 	}
 	staged := make(chan struct{})
 	w.ready = staged
@@ -90,23 +85,31 @@ func (w *Writer) Renew() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.next++
-	lease := filepath.Join(w.dir, FileName)
 	if name := w.staged; name != "" {
 		w.staged = ""
-		if os.Rename(name, lease) == nil {
+		if os.Rename(name, w.Path()) == nil {
 			return nil
 		}
 		os.Remove(name) // gone or unusable: write the value in full
 	}
-	name, err := writeTemp(w.dir, w.next, true)
+	if err := w.replace(true); err != nil {
+		return err
+	}
+	w.stage()
+	return nil
+}
+
+// replace writes the current value to a temp file (fsynced when sync is
+// set) and renames it over the lease.
+func (w *Writer) replace(sync bool) error {
+	name, err := writeTemp(w.dir, w.next, sync)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(name, lease); err != nil {
+	if err := os.Rename(name, w.Path()); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("lease: rename: %w", err)
 	}
-	w.stage()
 	return nil
 }
 

@@ -18,6 +18,18 @@ func temps(t *testing.T, dir string) []string {
 	return m
 }
 
+// stagedWriter is a Writer on dir whose first renewal is staged.
+func stagedWriter(t *testing.T, dir string) *Writer {
+	t.Helper()
+	w, err := NewWriter(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.ready // the first renewal is staged in the background
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 func inode(t *testing.T, p string) uint64 {
 	t.Helper()
 	st, err := os.Stat(p)
@@ -33,12 +45,7 @@ func inode(t *testing.T, p string) uint64 {
 // a bare rename, and no value becomes visible before it was on disk.
 func TestRenewRenamesTheStagedValue(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewWriter(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-w.ready // the first renewal is staged in the background
-	defer w.Close()
+	w := stagedWriter(t, dir)
 	prev, _ := os.ReadFile(w.Path())
 	seen := map[string]bool{string(prev): true}
 	for i := 0; i < 6; i++ {
@@ -49,6 +56,7 @@ func TestRenewRenamesTheStagedValue(t *testing.T) {
 		var ino uint64
 		var next []byte
 		if len(staged) == 1 {
+			var err error
 			next, err = os.ReadFile(staged[0])
 			if err != nil || len(next) != Size {
 				t.Fatalf("staged value %x (%v)", next, err)
@@ -76,12 +84,7 @@ func TestRenewRenamesTheStagedValue(t *testing.T) {
 // costs nothing but the fast path: the renewal is written in full.
 func TestRenewSurvivesALostStagedFile(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewWriter(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-w.ready // the first renewal is staged in the background
-	defer w.Close()
+	w := stagedWriter(t, dir)
 	before, _ := os.ReadFile(w.Path())
 	for _, p := range temps(t, dir) {
 		os.Remove(p)
