@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # bench/init.sh: loki-init side by side with tini, dumb-init, catatonit, the
 # Python reference init and a bare `unshare --pid --fork`, on the same peer
-# commands: start-to-exit of /bin/true, 2 GiB of stdout (free and pinned to
-# one CPU), idle CPU / context switches / threads / RSS of the init, and
-# reaping of 2,000 orphans. Prints one table with ratios against tini.
+# commands: start-to-exit of /bin/true, 2 GiB of stdout read by dd (free,
+# the whole pipeline on CPU 0, and only the peer and the init on CPU 0),
+# idle CPU / context switches / threads / RSS of the init, and reaping of
+# 2,000 orphans. Prints one table with ratios against tini.
 # Needs root (PID namespaces). Sizes are configurable so a run stays short:
 #   INIT_BENCH_RUNS=20 INIT_BENCH_BYTES=2147483648 INIT_BENCH_IDLE=10s
-#   INIT_BENCH_ORPHANS=2000 INIT_BENCH_ONLY=tini,loki-init
+#   INIT_BENCH_ORPHANS=2000 INIT_BENCH_ONLY=tini,loki-init INIT_BENCH_STREAMS=3
+#   INIT_BENCH_PLACEMENTS=free,cpu0,init-cpu0
 # INIT_BENCH_BASELINE=/path/to/older/loki-init adds a "loki-base" column
 # measured in the same run (before/after comparisons on a shared machine).
 # Figures depend heavily on machine load: compare columns of one run only.
@@ -37,5 +39,7 @@ trap 'rm -rf "$tmp"' EXIT
 	-bytes "${INIT_BENCH_BYTES:-2147483648}" \
 	-idle "${INIT_BENCH_IDLE:-10s}" \
 	-orphans "${INIT_BENCH_ORPHANS:-2000}" \
+	-streams "${INIT_BENCH_STREAMS:-3}" \
+	-placements "${INIT_BENCH_PLACEMENTS:-free,cpu0,init-cpu0}" \
 	-only "${INIT_BENCH_ONLY:-}" \
 	-baseline "${INIT_BENCH_BASELINE:-}"

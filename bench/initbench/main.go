@@ -42,6 +42,8 @@ func main() {
 	reference := flag.String("reference", "", "kranz_pid1.py (skipped when empty or absent)")
 	runs := flag.Int("runs", 20, "start-to-exit runs per contender (median)")
 	bytesN := flag.Int64("bytes", 2<<30, "stdout throughput volume")
+	where := flag.String("placements", "free,cpu0,init-cpu0", "throughput rows: free, cpu0 (peer, init and reader on CPU 0), init-cpu0 (peer and init on CPU 0, reader free)")
+	streams := flag.Int("streams", 3, "throughput runs per contender and placement (median)")
 	idle := flag.Duration("idle", 10*time.Second, "idle measurement window")
 	orphans := flag.Int("orphans", 2000, "orphans created by the reaping peer")
 	only := flag.String("only", "", "comma-separated contenders to run (default: all)")
@@ -88,14 +90,13 @@ func main() {
 	for i, c := range cs {
 		t.set("true: start-to-exit ms (median)", i, latency(c, *runs), false)
 	}
-	for _, pinned := range []bool{false, true} {
-		label := "stdout MiB/s (free)"
-		if pinned {
-			label = "stdout MiB/s (taskset -c 0)"
+	for _, p := range placements {
+		if !strings.Contains(","+*where+",", ","+p.name+",") {
+			continue
 		}
-		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB\n", label, *bytesN>>20)
+		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB x %d\n", p.label, *bytesN>>20, *streams)
 		for i, c := range cs {
-			t.set(label, i, throughput(c, *bytesN, pinned), true)
+			t.set(p.label, i, throughput(c, *bytesN, p, *streams), true)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "initbench: idle for %v (all contenders at once)\n", *idle)
@@ -260,26 +261,94 @@ func latency(c contender, runs int) float64 {
 	return ds[len(ds)/2]
 }
 
-func throughput(c contender, n int64, pinned bool) float64 {
+// placement says where a throughput run's processes may run. On a 2-vCPU
+// VM a pipe between two CPUs is several times slower than within one, so
+// the free figure mostly measures cross-CPU wakeups; the pinned rows show
+// the cost of the work itself.
+type placement struct {
+	name      string // for -placements
+	label     string
+	pinInit   bool // taskset -c 0 on unshare: the init and the peer
+	pinReader bool // the host's reader on CPU 0 as well
+}
+
+var placements = []placement{
+	{name: "free", label: "stdout MiB/s (free)"},
+	{name: "cpu0", label: "stdout MiB/s (taskset -c 0, all)", pinInit: true, pinReader: true},
+	{name: "init-cpu0", label: "stdout MiB/s (init+peer on CPU 0)", pinInit: true},
+}
+
+// throughput is the median of runs transfers of n bytes of the peer's
+// stdout through the contender to a reader in this process.
+func throughput(c contender, n int64, p placement, runs int) float64 {
+	var rs []float64
+	for i := 0; i < runs; i++ {
+		r := transfer(c, n, p)
+		if r < 0 {
+			return -1
+		}
+		rs = append(rs, r)
+	}
+	sort.Float64s(rs)
+	return rs[len(rs)/2]
+}
+
+func transfer(c contender, n int64, p placement) float64 {
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return -1
 	}
+	reader := readerCmd(pr, p.pinReader)
 	start := time.Now()
-	s, err := startSession(c, []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}, pw, pinned)
-	pw.Close()
-	if err != nil {
+	if err := reader.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "initbench: reader: %v\n", err)
 		return -1
 	}
-	got, _ := io.CopyBuffer(io.Discard, pr, make([]byte, 1<<20))
 	pr.Close()
-	s.wait()
+	s, err := startSession(c, []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}, pw, p.pinInit)
+	pw.Close()
+	if err != nil {
+		reader.Process.Kill()
+		reader.Wait()
+		return -1
+	}
+	rerr := reader.Wait()
 	elapsed := time.Since(start).Seconds()
-	if got != n {
-		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes\n", c.name, got, n)
+	s.wait()
+	k := ddBytes(reader.Stderr.(*bytes.Buffer).String())
+	if rerr != nil || k != n {
+		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes (reader: %v)\n", c.name, k, n, rerr)
 		return -1
 	}
 	return float64(n) / (1 << 20) / elapsed
+}
+
+// readerCmd is the consumer of a throughput run: dd in 1 MiB reads, a
+// separate C process like the pipe readers a real host has (a Go reader
+// in this process measured mostly its own runtime: io.Copy into
+// io.Discard reads 8 KiB at a time, and blocking reads hand their P
+// around on every call).
+func readerCmd(stdin *os.File, pinned bool) *exec.Cmd {
+	argv := []string{"dd", "of=/dev/null", "bs=1M"}
+	if pinned {
+		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = stdin
+	cmd.Stderr = new(bytes.Buffer)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd
+}
+
+// ddBytes reads the byte count from dd's final report ("N bytes ...").
+func ddBytes(report string) int64 {
+	for _, line := range strings.Split(report, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[1] == "bytes" {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			return n
+		}
+	}
+	return -1
 }
 
 type idleResult struct{ cpuMS, switches, threads, rssMiB float64 }

@@ -24,14 +24,26 @@ type forwarded struct {
 }
 
 // forward copies src to dst until src ends or either side fails, then
-// reports once on done. It runs on its own goroutine and blocks in the
-// kernel between chunks: an idle stream costs no wakeups.
+// reports once on done. It runs on its own goroutine; an idle stream costs
+// no wakeups (it is parked in the poller, or blocked in the kernel). Peer
+// output into a pipe takes the poller-driven pump (pollpump_linux.go).
 func forward(s stream, dst, src int, done chan<- forwarded) {
+	if s != streamIn && isPipe(dst) {
+		if eof, err, ok := pumpPolled(dst, src); ok {
+			done <- forwarded{s: s, eof: eof, err: err}
+			return
+		}
+	}
 	if s != streamIn {
 		batchThread()
 	}
 	eof, err := pump(dst, src)
 	done <- forwarded{s: s, eof: eof, err: err}
+}
+
+func isPipe(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
 }
 
 // batchThread gives the calling goroutine a thread of its own under

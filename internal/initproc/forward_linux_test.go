@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -53,19 +55,32 @@ func TestPumpIsByteExact(t *testing.T) {
 	}
 }
 
-// A reader that went away is an error, not an end of file.
-func TestPumpReportsBrokenDestination(t *testing.T) {
-	var src, dst [2]int
-	unix.Pipe2(src[:], unix.O_CLOEXEC)
-	unix.Pipe2(dst[:], unix.O_CLOEXEC)
-	unix.Close(dst[0])
-	go func() {
-		writeAll(src[1], []byte("lost"))
-		unix.Close(src[1])
-	}()
-	eof, err := pump(dst[1], src[0])
-	if eof || err == nil {
-		t.Fatalf("eof=%v err=%v, want EPIPE", eof, err)
+// A reader that went away is an error, not an end of file, for both pumps.
+func TestPumpsReportBrokenDestination(t *testing.T) {
+	pumps := map[string]func(dst, src int) (bool, error){
+		"blocking": pump,
+		"polled": func(dst, src int) (bool, error) {
+			eof, err, ok := pumpPolled(dst, src)
+			if !ok {
+				t.Fatal("the poller refused a pipe")
+			}
+			return eof, err
+		},
+	}
+	for name, run := range pumps {
+		t.Run(name, func(t *testing.T) {
+			var src, dst [2]int
+			unix.Pipe2(src[:], unix.O_CLOEXEC)
+			unix.Pipe2(dst[:], unix.O_CLOEXEC)
+			unix.Close(dst[0])
+			go func() {
+				writeAll(src[1], []byte("lost"))
+				unix.Close(src[1])
+			}()
+			if eof, err := run(dst[1], src[0]); eof || err == nil {
+				t.Fatalf("eof=%v err=%v, want EPIPE", eof, err)
+			}
+		})
 	}
 }
 
@@ -105,4 +120,41 @@ func fileSink(flags int) func(t *testing.T) (int, func() []byte) {
 		}
 		return fd, func() []byte { b, _ := os.ReadFile(path); return b }
 	}
+}
+
+// The poller-driven pump is byte-exact through both of its waits: the
+// peer's pipe running dry (small writes with pauses) and the host's pipe
+// full (a slow reader behind a one-page pipe). It leaves the peer's
+// descriptor open: the loop owns it until the init exits.
+func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
+	data := make([]byte, 2<<20+777)
+	rand.Read(data)
+	var src [2]int
+	if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for off := 0; off < len(data); off += 4096 {
+			writeAll(src[1], data[off:min(off+4096, len(data))])
+			if off%(256<<10) == 0 {
+				time.Sleep(time.Millisecond) // let the pump park on an empty pipe
+			}
+		}
+		unix.Close(src[1])
+	}()
+	dst, read := pipeSink(t)
+	unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
+	eof, err, ok := pumpPolled(dst, src[0])
+	unix.Close(dst)
+	if !ok || !eof || err != nil {
+		t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
+	}
+	if got := read(); !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
+	}
+	runtime.GC() // a finalizer closing src would run now
+	if _, err := unix.FcntlInt(uintptr(src[0]), unix.F_GETFD, 0); err != nil {
+		t.Fatalf("the peer's pipe was closed under the loop: %v", err)
+	}
+	unix.Close(src[0])
 }
