@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -157,4 +158,32 @@ func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
 		t.Fatalf("the peer's pipe was closed under the loop: %v", err)
 	}
 	unix.Close(src[0])
+}
+
+// After the first polled pump every thread of the process is SCHED_BATCH.
+func TestPolledPumpPutsThreadsUnderBatch(t *testing.T) {
+	var src [2]int
+	unix.Pipe2(src[:], unix.O_CLOEXEC)
+	unix.Close(src[1])
+	dst, read := pipeSink(t)
+	if _, _, ok := pumpPolled(dst, src[0]); !ok {
+		t.Fatal("the poller refused a pipe")
+	}
+	unix.Close(dst)
+	read()
+	unix.Close(src[0])
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			continue // the thread exited
+		}
+		if attr.Policy != unix.SCHED_BATCH {
+			t.Errorf("thread %d: policy %d, want SCHED_BATCH", tid, attr.Policy)
+		}
+	}
 }

@@ -133,7 +133,15 @@ func pollNow(fd int, events int16) bool {
 // after every 4 KiB write. It runs only after the peer was spawned (a
 // child inherits its parent's policy, and the init forks nothing after
 // that), once however many forwarders call it.
+//
+// The thread ids come from /proc, so they are used only when that /proc is
+// the init's own PID namespace's (its "self" is the init's own PID): a
+// /proc mounted for the host would list host thread ids, and the policy
+// would land on other processes.
 var batchProcess = sync.OnceFunc(func() {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != strconv.Itoa(os.Getpid()) {
+		return
+	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return
