@@ -28,11 +28,11 @@ const spliceBatch = 16
 
 // pumpPolled forwards the peer's output pipe src into the pipe dst. It
 // needs src to be the init's own end (its file description is made
-// non-blocking, which no other process holds) and dst to be a pipe (SPLICE_F_NONBLOCK then makes
-// the splice non-blocking on dst too, without touching the host's file
-// flags). ok is false when the poller cannot take src; nothing was moved
-// then, and pump is the fallback (blocking reads on a descriptor now
-// non-blocking are handled there).
+// non-blocking, which no other process holds) and dst to be a pipe
+// (SPLICE_F_NONBLOCK then makes the splice non-blocking on dst too,
+// without touching the host's file flags). ok is false when the poller
+// cannot take src; nothing was moved then, and pump is the fallback (it
+// handles a source left non-blocking).
 func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 	// The poller gets a duplicate: the loop keeps the peer's descriptor
 	// until the init exits, and an os.File closes what it holds.
