@@ -279,7 +279,7 @@ var placements = []placement{
 }
 
 // throughput is the median of runs transfers of n bytes of the peer's
-// stdout through the contender to a reader in this process.
+// stdout through the contender to a dd reader (readerCmd).
 func throughput(c contender, n int64, p placement, runs int) float64 {
 	var rs []float64
 	for i := 0; i < runs; i++ {
