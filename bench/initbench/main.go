@@ -86,9 +86,9 @@ func main() {
 		cs = keep
 	}
 	t := newTable(cs)
-	fmt.Fprintf(os.Stderr, "initbench: start-to-exit of /bin/true (%d runs each)\n", *runs)
-	for i, c := range cs {
-		t.set("true: start-to-exit ms (median)", i, latency(c, *runs), false)
+	fmt.Fprintf(os.Stderr, "initbench: start-to-exit of /bin/true (%d runs each, interleaved)\n", *runs)
+	for i, ms := range latencies(cs, *runs) {
+		t.set("true: start-to-exit ms (median)", i, ms, false)
 	}
 	for _, p := range placements {
 		if !strings.Contains(","+*where+",", ","+p.name+",") {
@@ -242,23 +242,53 @@ func (s *session) wait() error {
 	return err
 }
 
-func latency(c contender, runs int) float64 {
-	var ds []float64
-	for i := 0; i < runs; i++ {
-		start := time.Now()
-		s, err := startSession(c, []string{"/bin/true"}, io.Discard, false)
-		if err != nil {
-			return -1
+// latencies is each contender's median start-to-exit of /bin/true over
+// runs. The runs are interleaved (one of each contender per round), so a
+// burst of load on a shared machine lands on every column alike instead
+// of on whichever contender it happened to meet.
+func latencies(cs []contender, runs int) []float64 {
+	ds := make([][]float64, len(cs))
+	failed := make([]bool, len(cs))
+	for r := 0; r < runs; r++ {
+		for i, c := range cs {
+			if failed[i] {
+				continue
+			}
+			ms, err := startToExit(c)
+			if err != nil {
+				failed[i] = true
+				continue
+			}
+			ds[i] = append(ds[i], ms)
 		}
-		if err := s.wait(); err != nil {
-			fmt.Fprintf(os.Stderr, "initbench: %s /bin/true: %v\n", c.name, err)
-		}
-		// Up to the init's exit: the host's renewer winding down is
-		// not the init's time.
-		ds = append(ds, float64(s.exited.Sub(start).Microseconds())/1000)
 	}
-	sort.Float64s(ds)
-	return ds[len(ds)/2]
+	out := make([]float64, len(cs))
+	for i, d := range ds {
+		if failed[i] || len(d) == 0 {
+			out[i] = -1
+			continue
+		}
+		sort.Float64s(d)
+		out[i] = d[len(d)/2]
+	}
+	return out
+}
+
+// startToExit is one session of /bin/true, in milliseconds up to the
+// init's exit: the host's renewer winding down is not the init's time.
+// A peer that fails is reported but still timed; a session that cannot
+// start is an error.
+func startToExit(c contender) (float64, error) {
+	start := time.Now()
+	s, err := startSession(c, []string{"/bin/true"}, io.Discard, false)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "initbench: %s: %v\n", c.name, err)
+		return 0, err
+	}
+	if err := s.wait(); err != nil {
+		fmt.Fprintf(os.Stderr, "initbench: %s /bin/true: %v\n", c.name, err)
+	}
+	return float64(s.exited.Sub(start).Microseconds()) / 1000, nil
 }
 
 // placement says where a throughput run's processes may run. On a 2-vCPU

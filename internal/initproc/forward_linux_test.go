@@ -160,18 +160,42 @@ func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
 	unix.Close(src[0])
 }
 
-// After the first polled pump every thread of the process is SCHED_BATCH.
-func TestPolledPumpPutsThreadsUnderBatch(t *testing.T) {
-	var src [2]int
-	unix.Pipe2(src[:], unix.O_CLOEXEC)
-	unix.Close(src[1])
-	dst, read := pipeSink(t)
-	if _, _, ok := pumpPolled(dst, src[0]); !ok {
-		t.Fatal("the poller refused a pipe")
+// A polled pump puts the init's threads under SCHED_BATCH once it has
+// moved batchAfter bytes, and not for a short answer: the switch costs a
+// /proc scan a peer that prints a line and exits would wait for. Every
+// thread of the process is SCHED_BATCH after the long stream.
+func TestPolledPumpBatchesThreadsOnlyForAStream(t *testing.T) {
+	real := batchProcess
+	defer func() { batchProcess = real }()
+	calls := 0
+	batchProcess = func() { calls++ }
+	stream := func(n int) {
+		t.Helper()
+		var src [2]int
+		if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			writeAll(src[1], make([]byte, n))
+			unix.Close(src[1])
+		}()
+		dst, read := pipeSink(t)
+		eof, err, ok := pumpPolled(dst, src[0])
+		unix.Close(dst)
+		unix.Close(src[0])
+		if got := len(read()); !ok || !eof || err != nil || got != n {
+			t.Fatalf("ok=%v eof=%v err=%v, %d of %d bytes", ok, eof, err, got, n)
+		}
 	}
-	unix.Close(dst)
-	read()
-	unix.Close(src[0])
+	stream(batchAfter - 1)
+	if calls != 0 {
+		t.Fatalf("%d bytes switched the policy", batchAfter-1)
+	}
+	batchProcess = func() { calls++; real() }
+	stream(batchAfter + 4096)
+	if calls != 1 {
+		t.Fatalf("a %d-byte stream switched the policy %d times, want once", batchAfter+4096, calls)
+	}
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		t.Fatal(err)

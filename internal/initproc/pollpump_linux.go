@@ -26,6 +26,12 @@ import (
 // producer as fast as the forwarder cannot keep the loop from its timers.
 const spliceBatch = 16
 
+// batchAfter is how much output a forwarder moves before the init's
+// threads go SCHED_BATCH (batchProcess): a stream, not a short answer.
+// Switching costs a /proc scan and a system call per thread, which a peer
+// that prints a line and exits would otherwise wait for.
+const batchAfter = 1 << 20
+
 // pumpPolled forwards the peer's output pipe src into the pipe dst. It
 // needs src to be the init's own end (its file description is made
 // non-blocking, which no other process holds) and dst to be a pipe
@@ -50,14 +56,19 @@ func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 	if rerr != nil {
 		return false, nil, false
 	}
-	batchProcess()
+	var moved int64
 	for {
 		var done bool
 		// Returning false parks the goroutine until src is readable; a
 		// write landing between the last splice and the park still wakes
 		// it (the poller is edge-triggered and remembers the edge).
 		rerr := rc.Read(func(fd uintptr) bool {
-			done, eof, err = spliceSome(dst, int(fd))
+			var n int64
+			n, done, eof, err = spliceSome(dst, int(fd))
+			if moved < batchAfter && moved+n >= batchAfter {
+				batchProcess()
+			}
+			moved += n
 			return done || eof || err != nil
 		})
 		switch {
@@ -71,10 +82,11 @@ func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 	}
 }
 
-// spliceSome runs up to spliceBatch non-blocking splices from src to dst.
-// done reports a full batch (more may be waiting); otherwise src ran dry
-// (the caller parks until it is readable) or the stream ended.
-func spliceSome(dst, src int) (done, eof bool, err error) {
+// spliceSome runs up to spliceBatch non-blocking splices from src to dst
+// and says how many bytes they moved. done reports a full batch (more may
+// be waiting); otherwise src ran dry (the caller parks until it is
+// readable) or the stream ended.
+func spliceSome(dst, src int) (moved int64, done, eof bool, err error) {
 	for i := 0; i < spliceBatch; i++ {
 		n, errno := rawSplice(src, dst)
 		switch {
@@ -82,21 +94,23 @@ func spliceSome(dst, src int) (done, eof bool, err error) {
 			continue
 		case errno == unix.EAGAIN:
 			if writable(dst) {
-				return false, false, nil // src is empty
+				return moved, false, false, nil // src is empty
 			}
 			// dst is full: the host reads slower than the peer writes.
 			// Waiting for it blocks this thread, and the scheduler is
 			// told (waitFD is an ordinary system call).
 			if err := waitFD(dst, unix.POLLOUT); err != nil {
-				return false, false, err
+				return moved, false, false, err
 			}
 		case errno != 0:
-			return false, false, errno
+			return moved, false, false, errno
 		case n == 0:
-			return false, true, nil
+			return moved, false, true, nil
+		default:
+			moved += int64(n)
 		}
 	}
-	return true, false, nil
+	return moved, true, false, nil
 }
 
 // rawSplice is one non-blocking splice of up to chunk bytes. It is a raw
@@ -132,7 +146,8 @@ func pollNow(fd int, events int16) bool {
 // full, and one wakeup then moves a batch, instead of the init cutting in
 // after every 4 KiB write. It runs only after the peer was spawned (a
 // child inherits its parent's policy, and the init forks nothing after
-// that), once however many forwarders call it.
+// that), once a forwarder moved batchAfter bytes, once however many
+// forwarders get there.
 //
 // The thread ids come from /proc, so they are used only when that /proc is
 // the init's own PID namespace's (its "self" is the init's own PID): a

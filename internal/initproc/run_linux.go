@@ -32,10 +32,6 @@ func Run(cfg Config) error {
 		return refuse(StageInitialization, ErrProtect)
 	}
 	closeInherited()
-	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
-	// sit in the kernel; setting it also stops the runtime from re-reading
-	// cgroup CPU limits every second, a wakeup an idle init does not need.
-	runtime.GOMAXPROCS(procs)
 	if cfg.ControlDir == "" {
 		return refuse(StageInitialization, ErrUsage)
 	}
@@ -46,6 +42,10 @@ func Run(cfg Config) error {
 
 // procs is the init's GOMAXPROCS.
 var procs = 1
+
+// tidyAfter is how long after the spawn the init returns the launch's
+// memory to the kernel.
+const tidyAfter = 100 * time.Millisecond
 
 // closeInherited marks every descriptor above stderr close-on-exec, so a
 // descriptor the host leaked into the init never reaches the peer.
@@ -92,6 +92,7 @@ type loop struct {
 	heldC   <-chan time.Time
 	eofC    <-chan time.Time
 	graceC  <-chan time.Time
+	tidyC   <-chan time.Time // time to hand the launch's garbage back
 	stopSig unix.Signal
 }
 
@@ -147,6 +148,9 @@ func (l *loop) run() error {
 		case <-l.graceC:
 			killAll()
 			err = shutdownCode(int(l.stopSig))
+		case <-l.tidyC:
+			l.tidyC = nil
+			debug.FreeOSMemory()
 		}
 		if err == nil && l.stage == StageSupervision {
 			err = l.settle()
@@ -226,9 +230,15 @@ func (l *loop) launch(r preludeResult) error {
 	go forward(streamOut, 1, p.stdout, l.fwd)
 	go forward(streamErr, 2, p.stderr, l.fwd)
 	// The prelude (up to 1 MiB, with the env's secrets) is garbage now:
-	// hand its memory back so an idle init stays small.
+	// its memory goes back once the peer is under way (a collection and a
+	// scavenge take a millisecond a short peer would wait for), so an idle
+	// init stays small.
 	r.body, spec = nil, launch.Spec{}
-	debug.FreeOSMemory()
+	l.tidyC = time.After(tidyAfter)
+	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
+	// sit in the kernel or the poller. Changing it stops the world, so it
+	// happens here, while the peer starts, not on the init's start path.
+	runtime.GOMAXPROCS(procs)
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package lease
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -51,7 +50,7 @@ type Writer struct {
 // first lease value (the init's baseline) and stages the first renewal.
 func NewWriter(dir string) (*Writer, error) {
 	var seed [8]byte
-	if _, err := rand.Read(seed[:]); err != nil {
+	if err := randomSeed(seed[:]); err != nil {
 		return nil, fmt.Errorf("lease: seed: %w", err)
 	}
 	w := &Writer{dir: dir, next: binary.BigEndian.Uint64(seed[:])}
