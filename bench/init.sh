@@ -7,10 +7,13 @@
 # 2,000 orphans. Prints one table with ratios against tini.
 # Needs root (PID namespaces). Sizes are configurable so a run stays short:
 #   INIT_BENCH_RUNS=20 INIT_BENCH_BYTES=2147483648 INIT_BENCH_IDLE=10s
-#   INIT_BENCH_ORPHANS=2000 INIT_BENCH_ONLY=tini,loki-init INIT_BENCH_STREAMS=3
+#   INIT_BENCH_ORPHANS=2000 INIT_BENCH_ONLY=tini,loki-init INIT_BENCH_STREAMS=5
 #   INIT_BENCH_PLACEMENTS=free,cpu0,init-cpu0
 # INIT_BENCH_BASELINE=/path/to/older/loki-init adds a "loki-base" column
 # measured in the same run (before/after comparisons on a shared machine).
+# The "splice-hop" column (throughput rows only) is bench/splicehop, a
+# plain splice forwarder: the cost of the extra pipe hop loki-init's
+# contract requires, without loki-init's work to reduce it.
 # Figures depend heavily on machine load: compare columns of one run only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +34,7 @@ if [ ! -f "$reference" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$root" && go build -o "$tmp/initbench" ./bench/initbench)
+(cd "$root" && go build -o "$tmp/initbench" ./bench/initbench && go build -o "$tmp/splicehop" ./bench/splicehop)
 "$tmp/initbench" \
 	-loki-init "$bin/loki-init" \
 	-reference "$reference" \
@@ -39,7 +42,8 @@ trap 'rm -rf "$tmp"' EXIT
 	-bytes "${INIT_BENCH_BYTES:-2147483648}" \
 	-idle "${INIT_BENCH_IDLE:-10s}" \
 	-orphans "${INIT_BENCH_ORPHANS:-2000}" \
-	-streams "${INIT_BENCH_STREAMS:-3}" \
+	-streams "${INIT_BENCH_STREAMS:-5}" \
 	-placements "${INIT_BENCH_PLACEMENTS:-free,cpu0,init-cpu0}" \
 	-only "${INIT_BENCH_ONLY:-}" \
-	-baseline "${INIT_BENCH_BASELINE:-}"
+	-baseline "${INIT_BENCH_BASELINE:-}" \
+	-splicehop "$tmp/splicehop"

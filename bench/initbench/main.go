@@ -14,6 +14,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,9 @@ type contender struct {
 	name     string
 	init     []string // argv between unshare and the peer ("" = none)
 	protocol bool     // speaks the lease + prelude protocol (control dir appended)
+	// hop, when set, is not an init but bench/splicehop: a bare forwarder
+	// the peer's output crosses, measured in the throughput rows only.
+	hop string
 }
 
 func main() {
@@ -43,11 +47,12 @@ func main() {
 	runs := flag.Int("runs", 20, "start-to-exit runs per contender (median)")
 	bytesN := flag.Int64("bytes", 2<<30, "stdout throughput volume")
 	where := flag.String("placements", "free,cpu0,init-cpu0", "throughput rows: free, cpu0 (peer, init and reader on CPU 0), init-cpu0 (peer and init on CPU 0, reader free)")
-	streams := flag.Int("streams", 3, "throughput runs per contender and placement (median)")
+	streams := flag.Int("streams", 5, "throughput runs per contender and placement (median)")
 	idle := flag.Duration("idle", 10*time.Second, "idle measurement window")
 	orphans := flag.Int("orphans", 2000, "orphans created by the reaping peer")
 	only := flag.String("only", "", "comma-separated contenders to run (default: all)")
 	baseline := flag.String("baseline", "", "an earlier loki-init build, measured in the same run as \"loki-base\"")
+	hop := flag.String("splicehop", "", "bench/splicehop binary: adds a \"splice-hop\" column to the throughput rows (a plain splice forwarder: what the extra pipe hop costs without loki-init's work)")
 	flag.Parse()
 
 	cs := []contender{{name: "bare"}}
@@ -68,6 +73,10 @@ func main() {
 		b, _ := filepath.Abs(*baseline)
 		cs = append(cs, contender{name: "loki-base", init: []string{b}, protocol: true})
 	}
+	if *hop != "" {
+		h, _ := filepath.Abs(*hop)
+		cs = append(cs, contender{name: "splice-hop", hop: h})
+	}
 	if *reference != "" {
 		if _, err := os.Stat(*reference); err == nil {
 			cs = append(cs, contender{name: "reference", init: []string{"python3", "-I", "-S", "-u", *reference}, protocol: true})
@@ -87,16 +96,16 @@ func main() {
 	}
 	t := newTable(cs)
 	fmt.Fprintf(os.Stderr, "initbench: start-to-exit of /bin/true (%d runs each, interleaved)\n", *runs)
-	for i, ms := range latencies(cs, *runs) {
+	for i, ms := range interleaved(cs, *runs, startToExit) {
 		t.set("true: start-to-exit ms (median)", i, ms, false)
 	}
 	for _, p := range placements {
 		if !strings.Contains(","+*where+",", ","+p.name+",") {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB x %d\n", p.label, *bytesN>>20, *streams)
-		for i, c := range cs {
-			t.set(p.label, i, throughput(c, *bytesN, p, *streams), true)
+		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB x %d, interleaved\n", p.label, *bytesN>>20, *streams)
+		for i, mibs := range throughputs(cs, *bytesN, p, *streams) {
+			t.set(p.label, i, mibs, true)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "initbench: idle for %v (all contenders at once)\n", *idle)
@@ -242,11 +251,12 @@ func (s *session) wait() error {
 	return err
 }
 
-// latencies is each contender's median start-to-exit of /bin/true over
-// runs. The runs are interleaved (one of each contender per round), so a
-// burst of load on a shared machine lands on every column alike instead
-// of on whichever contender it happened to meet.
-func latencies(cs []contender, runs int) []float64 {
+// interleaved is each contender's median of runs measurements, taken one
+// of each contender per round, so a burst of load on a shared machine
+// lands on every column alike instead of on whichever contender it met.
+// A contender whose measurement fails (the measurement says why), or that
+// does not take part (errSkipped), gets -1, shown as n/a.
+func interleaved(cs []contender, runs int, measure func(contender) (float64, error)) []float64 {
 	ds := make([][]float64, len(cs))
 	failed := make([]bool, len(cs))
 	for r := 0; r < runs; r++ {
@@ -254,12 +264,12 @@ func latencies(cs []contender, runs int) []float64 {
 			if failed[i] {
 				continue
 			}
-			ms, err := startToExit(c)
+			v, err := measure(c)
 			if err != nil {
 				failed[i] = true
 				continue
 			}
-			ds[i] = append(ds[i], ms)
+			ds[i] = append(ds[i], v)
 		}
 	}
 	out := make([]float64, len(cs))
@@ -274,11 +284,17 @@ func latencies(cs []contender, runs int) []float64 {
 	return out
 }
 
+// errSkipped marks a contender that does not take part in a measurement.
+var errSkipped = errors.New("not measured for this contender")
+
 // startToExit is one session of /bin/true, in milliseconds up to the
 // init's exit: the host's renewer winding down is not the init's time.
 // A peer that fails is reported but still timed; a session that cannot
 // start is an error.
 func startToExit(c contender) (float64, error) {
+	if c.hop != "" {
+		return 0, errSkipped
+	}
 	start := time.Now()
 	s, err := startSession(c, []string{"/bin/true"}, io.Discard, false)
 	if err != nil {
@@ -308,19 +324,18 @@ var placements = []placement{
 	{name: "init-cpu0", label: "stdout MiB/s (init+peer on CPU 0)", pinInit: true},
 }
 
-// throughput is the median of runs transfers of n bytes of the peer's
-// stdout through the contender to a dd reader (readerCmd).
-func throughput(c contender, n int64, p placement, runs int) float64 {
-	var rs []float64
-	for i := 0; i < runs; i++ {
-		r := transfer(c, n, p)
-		if r < 0 {
-			return -1
+// throughputs is each contender's median MiB/s over runs transfers of n
+// bytes of the peer's stdout through it to a dd reader (readerCmd). On a
+// 2-vCPU VM a single transfer's rate depends on where the scheduler put
+// its processes (up to 2x between runs), hence medians of interleaved
+// rounds.
+func throughputs(cs []contender, n int64, p placement, runs int) []float64 {
+	return interleaved(cs, runs, func(c contender) (float64, error) {
+		if r := transfer(c, n, p); r >= 0 {
+			return r, nil
 		}
-		rs = append(rs, r)
-	}
-	sort.Float64s(rs)
-	return rs[len(rs)/2]
+		return 0, errors.New("transfer failed")
+	})
 }
 
 func transfer(c contender, n int64, p placement) float64 {
@@ -335,7 +350,19 @@ func transfer(c contender, n int64, p placement) float64 {
 		return -1
 	}
 	pr.Close()
-	s, err := startSession(c, []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}, pw, p.pinInit)
+	peer := []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}
+	if c.hop != "" {
+		err := hopTransfer(c.hop, peer, pw, p.pinInit)
+		pw.Close()
+		rerr := reader.Wait()
+		elapsed := time.Since(start).Seconds()
+		if k := ddBytes(reader.Stderr.(*bytes.Buffer).String()); err != nil || rerr != nil || k != n {
+			fmt.Fprintf(os.Stderr, "initbench: splice-hop delivered %d of %d bytes (%v, reader: %v)\n", k, n, err, rerr)
+			return -1
+		}
+		return float64(n) / (1 << 20) / elapsed
+	}
+	s, err := startSession(c, peer, pw, p.pinInit)
 	pw.Close()
 	if err != nil {
 		reader.Process.Kill()
@@ -351,6 +378,35 @@ func transfer(c contender, n int64, p placement) float64 {
 		return -1
 	}
 	return float64(n) / (1 << 20) / elapsed
+}
+
+// hopTransfer runs the peer into bench/splicehop, whose stdout is out, and
+// waits for both; pinned puts the two on CPU 0, as an init and its peer.
+func hopTransfer(hop string, peer []string, out *os.File, pinned bool) error {
+	pin := func(argv []string) *exec.Cmd {
+		if pinned {
+			argv = append([]string{"taskset", "-c", "0"}, argv...)
+		}
+		return exec.Command(argv[0], argv[1:]...)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	src, fwd := pin(peer), pin([]string{hop})
+	src.Stdout, fwd.Stdin, fwd.Stdout, fwd.Stderr = pw, pr, out, os.Stderr
+	if err := fwd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return err
+	}
+	pr.Close()
+	err = src.Run()
+	pw.Close()
+	if ferr := fwd.Wait(); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // readerCmd is the consumer of a throughput run: dd in 1 MiB reads, a
@@ -387,6 +443,10 @@ func idleAll(cs []contender, window time.Duration) []idleResult {
 	out := make([]idleResult, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
+		if c.hop != "" {
+			out[i] = idleResult{-1, -1, -1, -1}
+			continue
+		}
 		wg.Add(1)
 		go func(i int, c contender) {
 			defer wg.Done()
@@ -509,6 +569,9 @@ func statusField(pid int, key string) int64 {
 // that exits at once, so PID 1 inherits it), waits a second, and prints how
 // many zombies its namespace still holds.
 func reaping(c contender, n int) (float64, float64) {
+	if c.hop != "" {
+		return -1, -1
+	}
 	script := `i=0; while [ $i -lt ` + strconv.Itoa(n) + ` ]; do (/bin/true &); i=$((i+1)); done
 sleep 1
 grep -l '^State:[[:space:]]*Z' /proc/[0-9]*/status 2>/dev/null | wc -l`
