@@ -154,20 +154,3 @@ func waitFD(fd int, events int16) error {
 		return err
 	}
 }
-
-// readFull reads exactly len(buf) bytes; a short stream is io-truncation.
-func readFull(fd int, buf []byte) error {
-	for got := 0; got < len(buf); {
-		n, err := readSome(fd, buf[got:])
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return errEOF
-		}
-		got += n
-	}
-	return nil
-}
-
-var errEOF = errors.New("end of input")

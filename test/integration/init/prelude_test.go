@@ -4,11 +4,14 @@ package initsuite
 
 import (
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/pid1test"
 )
 
@@ -77,6 +80,37 @@ func TestPreludeConsumesNothingMore(t *testing.T) {
 	r := s.Wait(waitShort)
 	requireCode(t, r, 0)
 	if string(r.Stdout) != "\x00\x00\x00\x05first-acp-bytes" {
+		t.Fatalf("peer got %q", r.Stdout)
+	}
+}
+
+// A prelude that arrives in pieces, some before the first renewal and some
+// after it, is read whole and exactly: the init reads what is there when
+// the lease is first renewed and waits for the rest, and the bytes behind
+// the prelude still belong to the peer.
+func TestPreludeArrivingInPieces(t *testing.T) {
+	t.Parallel()
+	prelude, err := launch.Encode(*shell("cat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, feed := io.Pipe()
+	s := start(t, pid1test.Config{Prelude: prelude[:2], Stdin: in})
+	go func() {
+		defer feed.Close()
+		// The rest of the header and half the body once the init is past
+		// its first renewal, the remainder and the peer's bytes later.
+		if !pid1test.WaitFor(waitShort, func() bool { return s.Renewals() >= 2 }) {
+			return
+		}
+		half := 4 + (len(prelude)-4)/2
+		feed.Write(prelude[2:half])
+		time.Sleep(200 * time.Millisecond) // the init must wait, not fail
+		feed.Write(append(prelude[half:], "after-the-prelude"...))
+	}()
+	r := s.Wait(waitShort)
+	requireCode(t, r, 0)
+	if string(r.Stdout) != "after-the-prelude" {
 		t.Fatalf("peer got %q", r.Stdout)
 	}
 }
