@@ -270,8 +270,8 @@ func (l *loop) launch(r preludeResult) error {
 	go forward(streamErr, 2, p.stderr, l.fwd)
 	// The prelude (up to 1 MiB, with the env's secrets) is garbage now:
 	// its memory goes back once the peer is under way (a collection and a
-	// scavenge take a millisecond a short peer would wait for), so an idle
-	// init stays small.
+	// scavenge now would delay a short peer's exit), so an idle init stays
+	// small.
 	r.body, spec = nil, launch.Spec{}
 	l.tidyC = time.After(tidyAfter)
 	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
