@@ -10,6 +10,9 @@ var (
 	ErrNotFound = errors.New("no such execution")
 	// ErrCorrupt: state.json exists but is not a JSON object.
 	ErrCorrupt = errors.New("execution state is not a JSON object")
+	// ErrNotRegular: a file of the execution (runner.log) is a link or
+	// not a regular file, and is not followed.
+	ErrNotRegular = errors.New("execution file is a link or not a regular file")
 	// ErrUnsupported: file locking is not available on this platform.
 	ErrUnsupported = errors.New("execution state locking is not supported on this platform")
 )

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 )
 
 // SchemaVersion is written into every new record.
@@ -193,15 +194,24 @@ func (s *Store) WriteSpec(id ID, content []byte) error {
 }
 
 // OpenLog opens runner.log for appending, creating it 0600. O_APPEND makes
-// every write land at the end, whoever else has it open.
+// every write land at the end, whoever else has it open. A link or
+// anything but a regular file at that name is refused: following one would
+// append to, and chmod, a file elsewhere.
 func (s *Store) OpenLog(id ID) (*os.File, error) {
 	dir, err := s.ensureDir(id)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("state: open runner log: %w", ErrNotRegular)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("state: open runner log: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("state: open runner log: %w", ErrNotRegular)
 	}
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()

@@ -161,6 +161,43 @@ func TestLogIsAppendOnly(t *testing.T) {
 	}
 }
 
+// runner.log is never followed: a link planted at its name (to a file the
+// runner would otherwise append to and chmod 0600) is refused, and so is a
+// name that is not a regular file.
+func TestLogRefusesLinksAndNonRegularFiles(t *testing.T) {
+	s := NewStore(t.TempDir())
+	if _, err := s.Update(testID, map[string]any{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := s.Path(testID, LogFile)
+	if err := os.Symlink(target, log); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.OpenLog(testID); !errors.Is(err, ErrNotRegular) {
+		if f != nil {
+			f.Close()
+		}
+		t.Fatalf("OpenLog through a link: %v, want ErrNotRegular", err)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("the link's target was touched: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	os.Remove(log)
+	if err := os.Mkdir(log, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenLog(testID); err == nil {
+		t.Fatal("OpenLog of a directory succeeded")
+	}
+}
+
 func TestSnapshotSpecKeepsExisting(t *testing.T) {
 	s := NewStore(t.TempDir())
 	if err := s.SnapshotSpec(testID, []byte("first")); err != nil {
