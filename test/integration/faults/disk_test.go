@@ -137,6 +137,21 @@ func TestUnwritableRunnerLog(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "is a directory"},
+		{"link", func(t *testing.T, log string) {
+			// A file elsewhere the runner must neither append to nor chmod.
+			target := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, log); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if fi, err := os.Stat(target); err != nil || fi.Mode().Perm() != 0o644 || fi.Size() != 4 {
+					t.Errorf("the link's target was touched: %v %v", fi, err)
+				}
+			})
+		}, "link or not a regular file"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
