@@ -135,11 +135,6 @@ func ParseLength(header [HeaderSize]byte) (int, error) {
 // right type; a null env is refused rather than meaning "inherit", and a
 // null inside argv or env is refused rather than read as "".
 func Parse(body []byte) (Spec, error) {
-	var raw struct {
-		Argv *[]json.RawMessage         `json:"argv"`
-		Cwd  json.RawMessage            `json:"cwd"`
-		Env  map[string]json.RawMessage `json:"env"`
-	}
 	// Invalid UTF-8 is a syntax error, as for the reference's decoder;
 	// encoding/json would otherwise replace it silently with U+FFFD.
 	if !utf8.Valid(body) || !json.Valid(body) {
@@ -149,13 +144,21 @@ func Parse(body []byte) (Spec, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return Spec{}, ErrType
 	}
-	if err := json.Unmarshal(body, &raw); err != nil {
+	// The keys are matched exactly, as the reference does: decoding into a
+	// struct would also take "ARGV" or "Env" for them. Of a key given
+	// twice the last counts, as in the reference.
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil {
 		return Spec{}, ErrType
 	}
-	if raw.Argv == nil || raw.Env == nil {
+	var argv []json.RawMessage
+	var env map[string]json.RawMessage
+	cwd, ok := obj["cwd"]
+	if !ok || json.Unmarshal(obj["argv"], &argv) != nil || argv == nil ||
+		json.Unmarshal(obj["env"], &env) != nil || env == nil {
 		return Spec{}, ErrType
 	}
-	s, err := raw2spec(*raw.Argv, raw.Cwd, raw.Env)
+	s, err := raw2spec(argv, cwd, env)
 	if err != nil {
 		return Spec{}, err
 	}

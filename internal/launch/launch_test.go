@@ -51,6 +51,10 @@ func TestParse(t *testing.T) {
 		{"lone surrogate in cwd", `{"argv":["x"],"cwd":"/\udfff","env":{}}`, ErrSyntax},
 		{"lone surrogate in env value", `{"argv":["x"],"cwd":"/","env":{"A":"\ude00"}}`, ErrSyntax},
 		{"surrogate env name", `{"argv":["x"],"cwd":"/","env":{"\udcff":"v"}}`, ErrEnvName},
+		{"argv in capitals", `{"ARGV":["x"],"cwd":"/","env":{}}`, ErrType},
+		{"cwd capitalised", `{"argv":["x"],"Cwd":"/","env":{}}`, ErrType},
+		{"env capitalised", `{"argv":["x"],"cwd":"/","Env":{}}`, ErrType},
+		{"unknown keys ignored", `{"argv":["x"],"cwd":"/","env":{},"ENV":1,"extra":[null]}`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,6 +63,21 @@ func TestParse(t *testing.T) {
 				t.Fatalf("Parse: %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// Keys are exact and the last of a repeated key counts, as with the
+// reference's json.loads; a differently cased key is another key.
+func TestParseKeysAreExact(t *testing.T) {
+	s, err := Parse([]byte(`{"argv":["/first"],"Argv":["/cased"],"argv":["/last"],"cwd":"/","env":{"A":"1","a":"2"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Argv) != 1 || s.Argv[0] != "/last" {
+		t.Errorf("argv %q, want [/last]", s.Argv)
+	}
+	if len(s.Env) != 2 || s.Env["A"] != "1" || s.Env["a"] != "2" {
+		t.Errorf("env %q, want A=1 and a=2", s.Env)
 	}
 }
 
