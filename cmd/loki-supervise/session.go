@@ -222,6 +222,11 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		return &ocibundle.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
 	default:
 		binds := *c.Generic("bind").(*repeated)
+		for _, s := range binds {
+			if _, err := ocibundle.ParseBind(s); err != nil {
+				return nil, usage("--bind %q: want SRC:DST[:ro|:rw], both paths absolute", s)
+			}
+		}
 		return &dockerbackend.Backend{Options: dockerbackend.Options{
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loki-sh/loki/internal/ocibundle"
 	"github.com/loki-sh/loki/internal/session"
 )
 
@@ -45,10 +46,13 @@ const runFailed = 125
 
 // Options are the inputs of Args.
 type Options struct {
-	Docker         string // CLI path or name ("docker")
-	Image          string
-	Init           string // host path of the static loki-init
-	ControlDir     string // host path of the control dir
+	Docker     string // CLI path or name ("docker")
+	Image      string
+	Init       string // host path of the static loki-init
+	ControlDir string // host path of the control dir
+	// ControlRoot is the host dir holding every session's control dir
+	// ("" = ControlDir): no bind may show it to the peer.
+	ControlRoot    string
 	InitArgs       []string
 	Name           string // container name (unique per session)
 	PidsLimit      int64
@@ -95,12 +99,55 @@ func Args(o Options) ([]string, error) {
 	if o.CIDFile != "" {
 		args = append(args, "--cidfile", o.CIDFile)
 	}
+	masks, err := controlRootMasks(o)
+	if err != nil {
+		return nil, err
+	}
 	for _, b := range o.Binds {
 		args = append(args, "--volume", b)
 	}
+	args = append(args, masks...)
 	args = append(args, o.Image)
 	args = append(args, o.InitArgs...)
 	return append(args, ControlPath), nil
+}
+
+// controlRootMasks parses the binds and covers every place where one would
+// show the host's control root (every session's lease) with an empty
+// read-only tmpfs, the rule of the oci backend. Docker mounts deeper
+// destinations after shallower ones, so a mask inside a bind covers it;
+// a bind of the control root itself would need a mask at the bind's own
+// destination, which docker refuses as a duplicate, so it is refused here.
+func controlRootMasks(o Options) ([]string, error) {
+	root := o.ControlRoot
+	if root == "" {
+		root = o.ControlDir
+	}
+	var binds []ocibundle.Bind
+	for _, s := range o.Binds {
+		b, err := ocibundle.ParseBind(s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw], both paths absolute", ErrOptions, s)
+		}
+		binds = append(binds, b)
+	}
+	dests, err := ocibundle.ControlRootViews(root, binds, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	var args []string
+	for _, d := range dests {
+		for _, b := range binds {
+			if filepath.Clean(b.Destination) == d {
+				return nil, fmt.Errorf("%w: --bind %s:%s exposes the control root itself (other sessions' leases)", ErrOptions, b.Source, b.Destination)
+			}
+		}
+		if strings.ContainsAny(d, ",\"\n") {
+			return nil, fmt.Errorf("%w: path %q cannot be passed to docker --mount", ErrOptions, d)
+		}
+		args = append(args, "--mount", "type=tmpfs,destination="+d+",readonly,tmpfs-mode=0700,tmpfs-size=65536")
+	}
+	return args, nil
 }
 
 // Backend runs sessions through the Docker CLI.
@@ -111,7 +158,7 @@ func (b *Backend) NeedsInit() bool { return true }
 
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options
-	o.ControlDir, o.InitArgs = req.ControlDir, req.InitArgs
+	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
 	if req.Scratch != "" && o.CIDFile == "" {
 		o.CIDFile = filepath.Join(req.Scratch, "docker.cid")
 	}

@@ -3,6 +3,7 @@ package dockerbackend
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,12 @@ func TestArgsRejects(t *testing.T) {
 		{"no image", Options{Init: "/i", ControlDir: "/c"}},
 		{"comma in a mount source", Options{Image: "x", Init: "/a,b", ControlDir: "/c"}},
 		{"quote in the control dir", Options{Image: "x", Init: "/i", ControlDir: "/c\""}},
+		{"relative bind source", Options{Image: "x", Init: "/i", ControlDir: "/c", Binds: []string{"src:/work"}}},
+		{"bind mode not ro or rw", Options{Image: "x", Init: "/i", ControlDir: "/c", Binds: []string{"/src:/work:z"}}},
+		{"bind inside the control root", Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control",
+			ControlRoot: testRoot, Binds: []string{testRoot + "/s2:/work"}}},
+		{"bind of the control root itself", Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control",
+			ControlRoot: testRoot, Binds: []string{testRoot + ":/work:ro"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,5 +82,30 @@ func TestArgsRejects(t *testing.T) {
 				t.Fatalf("Args(%+v) = %v, want ErrOptions", tc.o, err)
 			}
 		})
+	}
+}
+
+// testRoot is a control root that does not exist here (no symlink to
+// resolve), like /run/loki on a host.
+const testRoot = "/nonexistent-loki/run"
+
+// A bind that would show the host's control root (every session's lease)
+// gets an empty read-only tmpfs over that view, as in the oci backend.
+func TestControlRootMasked(t *testing.T) {
+	o := Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control", ControlRoot: testRoot,
+		Binds: []string{"/nonexistent-loki:/host:ro", "/usr:/usr:ro"}}
+	got, err := Args(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var masks []string
+	for i, a := range got {
+		if a == "--mount" && i+1 < len(got) && strings.HasPrefix(got[i+1], "type=tmpfs,") {
+			masks = append(masks, got[i+1])
+		}
+	}
+	want := []string{"type=tmpfs,destination=/host/run,readonly,tmpfs-mode=0700,tmpfs-size=65536"}
+	if !reflect.DeepEqual(masks, want) {
+		t.Fatalf("masks %q, want %q (args %q)", masks, want, got)
 	}
 }

@@ -168,21 +168,38 @@ func mounts(o Options) ([]specs.Mount, error) {
 var hiddenByTmpfs = []string{"/tmp", "/dev"}
 
 // controlRootMasks covers every place where the rootfs or a bind would show
-// the host's control root with an empty read-only tmpfs: it holds every
-// session's lease, and a peer that could write another session's lease
-// could keep that session alive after its host stopped renewing. They come
-// last so that no later mount uncovers them; the session's own control dir
-// stays reachable at ControlPath. A rootfs or bind inside the control root
-// is refused: no mask could cover it.
+// the host's control root with an empty read-only tmpfs. They come last so
+// that no later mount uncovers them; the session's own control dir stays
+// reachable at ControlPath.
 func controlRootMasks(o Options) ([]specs.Mount, error) {
 	root := o.ControlRoot
 	if root == "" {
 		root = o.ControlDir
 	}
-	root = realPath(root)
-	views := []Bind{{Source: o.Rootfs, Destination: "/"}}
-	views = append(views, o.Binds...)
+	views := append([]Bind{{Source: o.Rootfs, Destination: "/"}}, o.Binds...)
+	dests, err := ControlRootViews(root, views, hiddenByTmpfs)
+	if err != nil {
+		return nil, err
+	}
 	var masks []specs.Mount
+	for _, d := range dests {
+		masks = append(masks, specs.Mount{Destination: d, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0700", "size=64k"}})
+	}
+	return masks, nil
+}
+
+// ControlRootViews lists the container paths where the views (the rootfs
+// at "/", binds) would show the host's control root: it holds every
+// session's lease, and a peer that could write another session's lease
+// could keep that session alive after its host stopped renewing, so each
+// of those paths must be masked. A view whose source is inside the control
+// root is refused (ErrOptions): no mask could cover it. hiddenInRootfs are
+// container paths the rootfs view does not show (the container's own
+// tmpfs mounts).
+func ControlRootViews(root string, views []Bind, hiddenInRootfs []string) ([]string, error) {
+	root = realPath(root)
+	var dests []string
 	for _, v := range views {
 		src := realPath(v.Source)
 		if rel, ok := within(src, root); ok && rel != "." {
@@ -193,13 +210,12 @@ func controlRootMasks(o Options) ([]specs.Mount, error) {
 			continue
 		}
 		dest := filepath.Join(v.Destination, rel)
-		if v.Destination == "/" && underAny(dest, hiddenByTmpfs) {
+		if v.Destination == "/" && underAny(dest, hiddenInRootfs) {
 			continue
 		}
-		masks = append(masks, specs.Mount{Destination: dest, Type: "tmpfs", Source: "tmpfs",
-			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0700", "size=64k"}})
+		dests = append(dests, dest)
 	}
-	return masks, nil
+	return dests, nil
 }
 
 // within reports whether path is dir or below it, and path relative to dir.

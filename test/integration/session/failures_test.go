@@ -5,6 +5,7 @@ package session
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -212,5 +213,49 @@ func TestOCISpecAcceptedByRuntimes(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want loki-init's 124 (no renewal)", r.code, r.stderr)
 			}
 		})
+	}
+}
+
+// TestDockerMasksControlRoot: a --bind whose source contains the control
+// root (every session's lease) reaches docker with an empty read-only
+// tmpfs over that view, and a bind of the control root itself is refused
+// before docker runs. A stand-in docker CLI records its command lines (run,
+// then the rm -f that always follows).
+func TestDockerMasksControlRoot(t *testing.T) {
+	sup := testutil.Binary(t, "loki-supervise")
+	init := testutil.Binary(t, "loki-init")
+	parent := t.TempDir()
+	root := filepath.Join(parent, "control-root")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	argsFile := filepath.Join(t.TempDir(), "args")
+	fake := filepath.Join(t.TempDir(), "docker")
+	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsFile + "\nexit 125\n"
+	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	session := func(bind string) result {
+		return run(t, exec.Command(sup, "session", "--init", init, "--control-root", root, "--isolation", "docker",
+			"--docker", fake, "--image", "x", "--bind", bind, "--", "true"), "", generous)
+	}
+	if r := session(parent + ":/host:ro"); r.code != 127 {
+		t.Fatalf("exit %d, want 127 from the stand-in's 125 (stderr %q)", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask := "type=tmpfs,destination=/host/control-root,readonly,tmpfs-mode=0700,tmpfs-size=65536"
+	if !strings.Contains(string(b), "--mount\n"+mask+"\n") {
+		t.Fatalf("docker was not given the mask %q:\n%s", mask, b)
+	}
+	os.Remove(argsFile)
+	r := session(root + ":/host")
+	if r.code != 127 || !strings.Contains(r.stderr, "exposes the control root itself") {
+		t.Fatalf("bind of the control root: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(argsFile); err == nil {
+		t.Fatal("docker ran with the control root bound")
 	}
 }
