@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,9 +24,17 @@ dir (where your host side keeps replacing the 8-byte lease file) read-only at
 /.loki/control. Every capability set is empty, noNewPrivileges is set, the root
 filesystem is read-only (with a tmpfs /tmp), and a pids limit applies.
 
+If your host keeps the control dirs of several sessions under one directory,
+name it with --control-root: wherever the rootfs or a --bind would show it to
+the peer (its siblings' leases), the config covers that view with an empty
+read-only tmpfs, and a rootfs or bind inside it is refused. Without it only the
+control dir itself is kept out of those views.
+
 Example:
-  loki-supervise oci-spec --rootfs /srv/rootfs --control-dir /run/me/ctl > bundle/config.json`,
-		Flags: append(bundleFlags(), &cli.StringFlag{Name: "control-dir", Usage: "host path of the control dir (required)"}),
+  loki-supervise oci-spec --rootfs /srv/rootfs --control-dir /run/me/s1/ctl --control-root /run/me > bundle/config.json`,
+		Flags: append(bundleFlags(),
+			&cli.StringFlag{Name: "control-dir", Usage: "host path of the control dir (required)"},
+			&cli.StringFlag{Name: "control-root", Usage: "host dir holding every session's control dir, hidden from the peer (default: the control dir)"}),
 		Action: func(c *cli.Context) error {
 			ctl := c.String("control-dir")
 			if ctl == "" {
@@ -44,6 +53,14 @@ Example:
 				return err
 			}
 			opts.ControlDir = ctl
+			if root := c.String("control-root"); root != "" {
+				if opts.ControlRoot, err = filepath.Abs(root); err != nil {
+					return usage("oci-spec: %v", err)
+				}
+				if rel, err := filepath.Rel(opts.ControlRoot, ctl); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+					return usage("oci-spec: --control-dir %s is not inside --control-root %s", ctl, opts.ControlRoot)
+				}
+			}
 			opts.InitArgs = session.Config{
 				LeaseDuration: c.Duration("lease-duration"),
 				PollInterval:  c.Duration("poll-interval"),

@@ -3,9 +3,11 @@
 package session
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,5 +259,54 @@ func TestDockerMasksControlRoot(t *testing.T) {
 	}
 	if _, err := os.Stat(argsFile); err == nil {
 		t.Fatal("docker ran with the control root bound")
+	}
+}
+
+// TestOCISpecMasksControlRoot: with --control-root, a rootfs that shows the
+// host's control root (here a rootfs that contains it) gets a mask over all
+// of it, not only over the session's control dir; a control dir outside the
+// named root is a usage error.
+func TestOCISpecMasksControlRoot(t *testing.T) {
+	sup := testutil.Binary(t, "loki-supervise")
+	init := testutil.Binary(t, "loki-init")
+	rootfs := t.TempDir()
+	root := filepath.Join(rootfs, "run")
+	ctl := filepath.Join(root, "s1", "control")
+	if err := os.MkdirAll(ctl, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	masks := func(args ...string) []string {
+		t.Helper()
+		out, err := exec.Command(sup, append([]string{"oci-spec", "--init", init, "--rootfs", rootfs, "--control-dir", ctl}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("oci-spec %q: %v", args, err)
+		}
+		var spec struct {
+			Mounts []struct {
+				Destination, Type string
+				Options           []string
+			}
+		}
+		if err := json.Unmarshal(out, &spec); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range spec.Mounts {
+			if m.Type == "tmpfs" && slices.Contains(m.Options, "ro") {
+				got = append(got, m.Destination)
+			}
+		}
+		return got
+	}
+	if got := masks(); !slices.Equal(got, []string{"/run/s1/control"}) {
+		t.Errorf("without --control-root: masks %q, want the control dir's view /run/s1/control", got)
+	}
+	if got := masks("--control-root", root); !slices.Equal(got, []string{"/run"}) {
+		t.Errorf("with --control-root: masks %q, want the root's view /run", got)
+	}
+	r := run(t, exec.Command(sup, "oci-spec", "--init", init, "--rootfs", rootfs, "--control-dir", ctl,
+		"--control-root", t.TempDir()), "", generous)
+	if r.code != 2 || !strings.Contains(r.stderr, "is not inside --control-root") {
+		t.Fatalf("control dir outside the root: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
