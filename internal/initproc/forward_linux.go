@@ -3,7 +3,6 @@ package initproc
 import (
 	"errors"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,19 +29,9 @@ type forwarded struct {
 // output into a pipe takes the poller-driven pump (pollpump_linux.go).
 func forward(s stream, dst, src int, done chan<- forwarded) {
 	if s != streamIn && isPipe(dst) {
-		if eof, err, ok := pumpPolled(dst, src, false); ok {
+		if eof, err, ok := pumpPolled(dst, src); ok {
 			done <- forwarded{s: s, eof: eof, err: err}
 			return
-		}
-	}
-	if s == streamIn {
-		if own, ok := reopenPipe(src); ok {
-			eof, err, ok := pumpPolled(dst, own, true)
-			unix.Close(own)
-			if ok {
-				done <- forwarded{s: s, eof: eof, err: err}
-				return
-			}
 		}
 	}
 	if s != streamIn {
@@ -50,28 +39,6 @@ func forward(s stream, dst, src int, done chan<- forwarded) {
 	}
 	eof, err := pump(dst, src)
 	done <- forwarded{s: s, eof: eof, err: err}
-}
-
-// reopenPipe opens a file description of its own on the pipe read end fd,
-// through /proc/self/fd: host stdin's description is shared with the host,
-// whose flags are not the init's to change, but a private one can be made
-// non-blocking for the poller. ok is false unless fd is a pipe and the
-// descriptor opened is the same pipe (a /proc that is missing or not this
-// process's says otherwise); the caller then keeps the blocking pump.
-func reopenPipe(fd int) (int, bool) {
-	var st, own unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-		return -1, false
-	}
-	nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, false
-	}
-	if unix.Fstat(nfd, &own) != nil || own.Dev != st.Dev || own.Ino != st.Ino {
-		unix.Close(nfd)
-		return -1, false
-	}
-	return nfd, true
 }
 
 func isPipe(fd int) bool {

@@ -3,7 +3,6 @@ package initproc
 import (
 	"bytes"
 	"crypto/rand"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -62,14 +61,7 @@ func TestPumpsReportBrokenDestination(t *testing.T) {
 	pumps := map[string]func(dst, src int) (bool, error){
 		"blocking": pump,
 		"polled": func(dst, src int) (bool, error) {
-			eof, err, ok := pumpPolled(dst, src, false)
-			if !ok {
-				t.Fatal("the poller refused a pipe")
-			}
-			return eof, err
-		},
-		"polled, own destination": func(dst, src int) (bool, error) {
-			eof, err, ok := pumpPolled(dst, src, true)
+			eof, err, ok := pumpPolled(dst, src)
 			if !ok {
 				t.Fatal("the poller refused a pipe")
 			}
@@ -132,79 +124,40 @@ func fileSink(flags int) func(t *testing.T) (int, func() []byte) {
 }
 
 // The poller-driven pump is byte-exact through both of its waits: the
-// source running dry (small writes with pauses) and the destination full
-// (a slow reader behind a one-page pipe), waited for in poll(2) (host
-// output) or in the poller (the peer's stdin, the init's own pipe). It
-// leaves the source descriptor open: the loop owns it until the init exits.
+// peer's pipe running dry (small writes with pauses) and the host's pipe
+// full (a slow reader behind a one-page pipe). It leaves the peer's
+// descriptor open: the loop owns it until the init exits.
 func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
 	data := make([]byte, 2<<20+777)
 	rand.Read(data)
-	for _, ownDst := range []bool{false, true} {
-		t.Run(fmt.Sprintf("own destination %v", ownDst), func(t *testing.T) {
-			var src [2]int
-			if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
-				t.Fatal(err)
-			}
-			go func() {
-				for off := 0; off < len(data); off += 4096 {
-					writeAll(src[1], data[off:min(off+4096, len(data))])
-					if off%(256<<10) == 0 {
-						time.Sleep(time.Millisecond) // let the pump park on an empty pipe
-					}
-				}
-				unix.Close(src[1])
-			}()
-			dst, read := pipeSink(t)
-			unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
-			eof, err, ok := pumpPolled(dst, src[0], ownDst)
-			unix.Close(dst)
-			if !ok || !eof || err != nil {
-				t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
-			}
-			if got := read(); !bytes.Equal(got, data) {
-				t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
-			}
-			runtime.GC() // a finalizer closing src would run now
-			if _, err := unix.FcntlInt(uintptr(src[0]), unix.F_GETFD, 0); err != nil {
-				t.Fatalf("the source pipe was closed under the loop: %v", err)
-			}
-			unix.Close(src[0])
-		})
-	}
-}
-
-// Host stdin is reopened as a description of the init's own: the same
-// pipe, whose non-blocking flag the host's description does not share;
-// what is not a pipe is left to the blocking pump.
-func TestReopenPipeIsPrivate(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+	var src [2]int
+	if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
-	own, ok := reopenPipe(p[0])
-	if !ok {
-		t.Fatal("a pipe was not reopened")
+	go func() {
+		for off := 0; off < len(data); off += 4096 {
+			writeAll(src[1], data[off:min(off+4096, len(data))])
+			if off%(256<<10) == 0 {
+				time.Sleep(time.Millisecond) // let the pump park on an empty pipe
+			}
+		}
+		unix.Close(src[1])
+	}()
+	dst, read := pipeSink(t)
+	unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
+	eof, err, ok := pumpPolled(dst, src[0])
+	unix.Close(dst)
+	if !ok || !eof || err != nil {
+		t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
 	}
-	defer unix.Close(own)
-	if fl, _ := unix.FcntlInt(uintptr(p[0]), unix.F_GETFL, 0); fl&unix.O_NONBLOCK != 0 {
-		t.Fatal("the host's description became non-blocking")
+	if got := read(); !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
 	}
-	writeAll(p[1], []byte("same pipe"))
-	buf := make([]byte, 16)
-	if n, err := unix.Read(own, buf); err != nil || string(buf[:n]) != "same pipe" {
-		t.Fatalf("read %q, %v from the reopened pipe", buf[:n], err)
+	runtime.GC() // a finalizer closing src would run now
+	if _, err := unix.FcntlInt(uintptr(src[0]), unix.F_GETFD, 0); err != nil {
+		t.Fatalf("the peer's pipe was closed under the loop: %v", err)
 	}
-	f, err := os.CreateTemp(t.TempDir(), "stdin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if fd, ok := reopenPipe(int(f.Fd())); ok {
-		unix.Close(fd)
-		t.Fatal("a regular file was reopened as a pipe")
-	}
+	unix.Close(src[0])
 }
 
 // A polled pump puts the init's threads under SCHED_BATCH once it has
@@ -227,7 +180,7 @@ func TestPolledPumpBatchesThreadsOnlyForAStream(t *testing.T) {
 			unix.Close(src[1])
 		}()
 		dst, read := pipeSink(t)
-		eof, err, ok := pumpPolled(dst, src[0], false)
+		eof, err, ok := pumpPolled(dst, src[0])
 		unix.Close(dst)
 		unix.Close(src[0])
 		if got := len(read()); !ok || !eof || err != nil || got != n {

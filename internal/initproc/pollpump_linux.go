@@ -32,117 +32,94 @@ const spliceBatch = 16
 // that prints a line and exits would otherwise wait for.
 const batchAfter = 1 << 20
 
-// pumpPolled forwards the pipe src into the pipe dst. It needs src to be a
-// file description of the init's own (it is made non-blocking, which no
-// other process sees: the peer's output pipe, or a private reopening of
-// host stdin) and dst to be a pipe (SPLICE_F_NONBLOCK then makes the
-// splice non-blocking on dst too, without touching the host's file
-// flags). When dst is the init's own as well (the peer's stdin), ownDst
-// lets the forwarder wait for room in the poller too; otherwise a full
-// dst blocks the thread in poll(2). ok is false when the poller cannot
-// take a descriptor; nothing was moved then, and pump is the fallback (it
+// pumpPolled forwards the peer's output pipe src into the pipe dst. It
+// needs src to be the init's own end (its file description is made
+// non-blocking, which no other process holds) and dst to be a pipe
+// (SPLICE_F_NONBLOCK then makes the splice non-blocking on dst too,
+// without touching the host's file flags). ok is false when the poller
+// cannot take src; nothing was moved then, and pump is the fallback (it
 // handles a source left non-blocking).
-func pumpPolled(dst, src int, ownDst bool) (eof bool, err error, ok bool) {
-	in, rc, ok := pollable(src, "pump-source")
-	if !ok {
+func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
+	// The poller gets a duplicate: the loop keeps the peer's descriptor
+	// until the init exits, and an os.File closes what it holds.
+	dup, derr := unix.FcntlInt(uintptr(src), unix.F_DUPFD_CLOEXEC, 3)
+	if derr != nil {
 		return false, nil, false
 	}
-	defer in.Close()
-	var room syscall.RawConn
-	if ownDst {
-		out, wc, ok := pollable(dst, "pump-destination")
-		if !ok {
-			return false, nil, false
-		}
-		defer out.Close()
-		room = wc
+	if unix.SetNonblock(dup, true) != nil {
+		unix.Close(dup)
+		return false, nil, false
+	}
+	f := os.NewFile(uintptr(dup), "peer-output")
+	defer f.Close()
+	rc, rerr := f.SyscallConn()
+	if rerr != nil {
+		return false, nil, false
 	}
 	var moved int64
 	for {
-		var done, full bool
+		var done bool
 		// Returning false parks the goroutine until src is readable; a
 		// write landing between the last splice and the park still wakes
 		// it (the poller is edge-triggered and remembers the edge).
 		rerr := rc.Read(func(fd uintptr) bool {
 			var n int64
-			n, done, full, eof, err = spliceSome(dst, int(fd), room != nil)
+			n, done, eof, err = spliceSome(dst, int(fd))
 			if moved < batchAfter && moved+n >= batchAfter {
 				batchProcess()
 			}
 			moved += n
-			return done || full || eof || err != nil
+			return done || eof || err != nil
 		})
 		switch {
 		case rerr != nil:
 			return false, rerr, true
 		case err != nil || eof:
 			return eof, err, true
-		case full:
-			// Parks until the peer has read some of its stdin.
-			if werr := room.Write(func(uintptr) bool { return writable(dst) }); werr != nil {
-				return false, werr, true
-			}
 		case done:
 			runtime.Gosched()
 		}
 	}
 }
 
-// pollable registers a duplicate of fd with the runtime's poller. The
-// duplicate shares fd's file description, which it makes non-blocking:
-// callers pass only descriptions no other process uses. The caller keeps
-// fd (an os.File closes what it holds) and closes the file when done.
-func pollable(fd int, name string) (*os.File, syscall.RawConn, bool) {
-	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return nil, nil, false
-	}
-	if unix.SetNonblock(dup, true) != nil {
-		unix.Close(dup)
-		return nil, nil, false
-	}
-	f := os.NewFile(uintptr(dup), name)
-	rc, err := f.SyscallConn()
-	if err != nil {
-		f.Close()
-		return nil, nil, false
-	}
-	return f, rc, true
-}
-
 // spliceSome runs up to spliceBatch non-blocking splices from src to dst
 // and says how many bytes they moved. done reports a full batch (more may
-// be waiting); full that dst has no room and park asked the caller to wait
-// for it (without park the wait happens here, in poll(2)); otherwise src
-// ran dry (the caller parks until it is readable) or the stream ended.
-func spliceSome(dst, src int, park bool) (moved int64, done, full, eof bool, err error) {
+// be waiting); otherwise src ran dry (the caller parks until it is
+// readable) or the stream ended.
+func spliceSome(dst, src int) (moved int64, done, eof bool, err error) {
 	for i := 0; i < spliceBatch; i++ {
 		n, errno := rawSplice(src, dst)
 		switch {
 		case errno == unix.EINTR:
 			continue
 		case errno == unix.EAGAIN:
-			if writable(dst) {
-				return moved, false, false, false, nil // src is empty
+			// Either side may be why; by now the other may have moved
+			// too. Only an empty src may park on src: a full src whose
+			// writer is blocked sends no new edge, so taking a dst that
+			// made room since the splice for "src is empty" would stall
+			// the stream for good (seen: 2 of 32 soak sessions, with
+			// host stdin forwarded by this pump too).
+			if !pollNow(src, unix.POLLIN) {
+				return moved, false, false, nil // src is empty
 			}
-			if park {
-				return moved, false, true, false, nil
+			if writable(dst) {
+				continue // dst made room since the splice: try again
 			}
 			// dst is full: the host reads slower than the peer writes.
 			// Waiting for it blocks this thread, and the scheduler is
 			// told (waitFD is an ordinary system call).
 			if err := waitFD(dst, unix.POLLOUT); err != nil {
-				return moved, false, false, false, err
+				return moved, false, false, err
 			}
 		case errno != 0:
-			return moved, false, false, false, errno
+			return moved, false, false, errno
 		case n == 0:
-			return moved, false, false, true, nil
+			return moved, false, true, nil
 		default:
 			moved += int64(n)
 		}
 	}
-	return moved, true, false, false, nil
+	return moved, true, false, nil
 }
 
 // rawSplice is one non-blocking splice of up to chunk bytes. It is a raw
