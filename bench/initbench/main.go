@@ -351,30 +351,29 @@ func transfer(c contender, n int64, p placement) float64 {
 	}
 	pr.Close()
 	peer := []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}
+	// finish waits for the contender once the reader is done; a session's
+	// own outcome does not count here, the hop's does.
+	var finish func() error
 	if c.hop != "" {
 		err := hopTransfer(c.hop, peer, pw, p.pinInit)
-		pw.Close()
-		rerr := reader.Wait()
-		elapsed := time.Since(start).Seconds()
-		if k := ddBytes(reader.Stderr.(*bytes.Buffer).String()); err != nil || rerr != nil || k != n {
-			fmt.Fprintf(os.Stderr, "initbench: splice-hop delivered %d of %d bytes (%v, reader: %v)\n", k, n, err, rerr)
+		finish = func() error { return err }
+	} else {
+		s, err := startSession(c, peer, pw, p.pinInit)
+		if err != nil {
+			pw.Close()
+			reader.Process.Kill()
+			reader.Wait()
 			return -1
 		}
-		return float64(n) / (1 << 20) / elapsed
+		finish = func() error { s.wait(); return nil }
 	}
-	s, err := startSession(c, peer, pw, p.pinInit)
 	pw.Close()
-	if err != nil {
-		reader.Process.Kill()
-		reader.Wait()
-		return -1
-	}
 	rerr := reader.Wait()
 	elapsed := time.Since(start).Seconds()
-	s.wait()
+	ferr := finish()
 	k := ddBytes(reader.Stderr.(*bytes.Buffer).String())
-	if rerr != nil || k != n {
-		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes (reader: %v)\n", c.name, k, n, rerr)
+	if ferr != nil || rerr != nil || k != n {
+		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes (%v, reader: %v)\n", c.name, k, n, ferr, rerr)
 		return -1
 	}
 	return float64(n) / (1 << 20) / elapsed
