@@ -46,7 +46,7 @@ func main() {
 	reference := flag.String("reference", "", "kranz_pid1.py (skipped when empty or absent)")
 	runs := flag.Int("runs", 20, "start-to-exit runs per contender (median)")
 	bytesN := flag.Int64("bytes", 2<<30, "stdout throughput volume")
-	where := flag.String("placements", "free,cpu0,init-cpu0", "throughput rows: free, cpu0 (peer, init and reader on CPU 0), init-cpu0 (peer and init on CPU 0, reader free)")
+	where := flag.String("placements", "free,cpu0,init-cpu0,split", "throughput rows: free, cpu0 (peer, init and reader on CPU 0), init-cpu0 (peer and init on CPU 0, reader free), split (peer and init on CPU 0, reader on CPU 1)")
 	streams := flag.Int("streams", 5, "throughput runs per contender and placement (median)")
 	idle := flag.Duration("idle", 10*time.Second, "idle measurement window")
 	orphans := flag.Int("orphans", 2000, "orphans created by the reaping peer")
@@ -104,8 +104,12 @@ func main() {
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "initbench: %s, %d MiB x %d, interleaved\n", p.label, *bytesN>>20, *streams)
-		for i, mibs := range throughputs(cs, *bytesN, p, *streams) {
-			t.set(p.label, i, mibs, true)
+		rates, cpus := throughputs(cs, *bytesN, p, *streams)
+		for i := range cs {
+			t.set(p.label, i, rates[i], true)
+		}
+		for i := range cs {
+			t.set(p.cpuLabel(), i, cpus[i], false)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "initbench: idle for %v (all contenders at once)\n", *idle)
@@ -274,12 +278,9 @@ func interleaved(cs []contender, runs int, measure func(contender) (float64, err
 	}
 	out := make([]float64, len(cs))
 	for i, d := range ds {
-		if failed[i] || len(d) == 0 {
+		if out[i] = median(d); failed[i] {
 			out[i] = -1
-			continue
 		}
-		sort.Float64s(d)
-		out[i] = d[len(d)/2]
 	}
 	return out
 }
@@ -314,48 +315,91 @@ func startToExit(c contender) (float64, error) {
 type placement struct {
 	name      string // for -placements
 	label     string
-	pinInit   bool // taskset -c 0 on unshare: the init and the peer
-	pinReader bool // the host's reader on CPU 0 as well
+	pinInit   bool   // taskset -c 0 on unshare: the init and the peer
+	readerCPU string // taskset -c for the host's reader ("" = free)
 }
 
 var placements = []placement{
 	{name: "free", label: "stdout MiB/s (free)"},
-	{name: "cpu0", label: "stdout MiB/s (taskset -c 0, all)", pinInit: true, pinReader: true},
+	{name: "cpu0", label: "stdout MiB/s (taskset -c 0, all)", pinInit: true, readerCPU: "0"},
 	{name: "init-cpu0", label: "stdout MiB/s (init+peer on CPU 0)", pinInit: true},
+	{name: "split", label: "stdout MiB/s (init+peer CPU 0, dd CPU 1)", pinInit: true, readerCPU: "1"},
+}
+
+// cpuLabel names the row of the CPU time a placement's transfers cost.
+func (p placement) cpuLabel() string {
+	return "stdout CPU ms/GiB, peer+init (" + p.name + ")"
 }
 
 // throughputs is each contender's median MiB/s over runs transfers of n
-// bytes of the peer's stdout through it to a dd reader (readerCmd). On a
-// 2-vCPU VM a single transfer's rate depends on where the scheduler put
-// its processes (up to 2x between runs), hence medians of interleaved
-// rounds.
-func throughputs(cs []contender, n int64, p placement, runs int) []float64 {
-	return interleaved(cs, runs, func(c contender) (float64, error) {
-		if r := transfer(c, n, p); r >= 0 {
-			return r, nil
+// bytes of the peer's stdout through it to a dd reader (readerCmd), and
+// the median CPU time the peer and the init (or the hop) spent per GiB.
+// On a 2-vCPU VM a single transfer's rate depends on where the scheduler
+// put its processes (up to 2x between runs), hence medians of interleaved
+// rounds. The CPU row shows where a hop's cost lands: a peer whose pipe
+// is drained by splice allocates a fresh page for every write (a pipe
+// read by read(2) recycles its pages), so the peer itself runs slower.
+func throughputs(cs []contender, n int64, p placement, runs int) (rates, cpus []float64) {
+	cpu := make([][]float64, len(cs))
+	index := map[string]int{}
+	for i, c := range cs {
+		index[c.name] = i
+	}
+	rates = interleaved(cs, runs, func(c contender) (float64, error) {
+		r, ms := transfer(c, n, p)
+		if r < 0 {
+			return 0, errors.New("transfer failed")
 		}
-		return 0, errors.New("transfer failed")
+		cpu[index[c.name]] = append(cpu[index[c.name]], ms/(float64(n)/(1<<30)))
+		return r, nil
 	})
+	cpus = make([]float64, len(cs))
+	for i, d := range cpu {
+		cpus[i] = median(d)
+	}
+	return rates, cpus
 }
 
-func transfer(c contender, n int64, p placement) float64 {
-	pr, pw, err := os.Pipe()
-	if err != nil {
+// median of d, -1 (n/a) when d is empty.
+func median(d []float64) float64 {
+	if len(d) == 0 {
 		return -1
 	}
-	reader := readerCmd(pr, p.pinReader)
+	sort.Float64s(d)
+	return d[len(d)/2]
+}
+
+// cpuMS is the user+system time of a collected process, its collected
+// descendants included (an init's peer: the init reaped it).
+func cpuMS(ps *os.ProcessState) float64 {
+	if ps == nil {
+		return 0
+	}
+	return float64((ps.UserTime() + ps.SystemTime()).Microseconds()) / 1000
+}
+
+// transfer is one run: MiB/s (-1 on failure) and the CPU milliseconds the
+// session (unshare, the init, the peer) or the hop and its peer spent.
+func transfer(c contender, n int64, p placement) (float64, float64) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return -1, 0
+	}
+	reader := readerCmd(pr, p.readerCPU)
 	start := time.Now()
 	if err := reader.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "initbench: reader: %v\n", err)
-		return -1
+		return -1, 0
 	}
 	pr.Close()
 	peer := []string{"head", "-c", strconv.FormatInt(n, 10), "/dev/zero"}
 	// finish waits for the contender once the reader is done; a session's
 	// own outcome does not count here, the hop's does.
 	var finish func() error
+	var ms float64
 	if c.hop != "" {
-		err := hopTransfer(c.hop, peer, pw, p.pinInit)
+		var err error
+		ms, err = hopTransfer(c.hop, peer, pw, p.pinInit)
 		finish = func() error { return err }
 	} else {
 		s, err := startSession(c, peer, pw, p.pinInit)
@@ -363,9 +407,9 @@ func transfer(c contender, n int64, p placement) float64 {
 			pw.Close()
 			reader.Process.Kill()
 			reader.Wait()
-			return -1
+			return -1, 0
 		}
-		finish = func() error { s.wait(); return nil }
+		finish = func() error { s.wait(); ms = cpuMS(s.cmd.ProcessState); return nil }
 	}
 	pw.Close()
 	rerr := reader.Wait()
@@ -374,14 +418,15 @@ func transfer(c contender, n int64, p placement) float64 {
 	k := ddBytes(reader.Stderr.(*bytes.Buffer).String())
 	if ferr != nil || rerr != nil || k != n {
 		fmt.Fprintf(os.Stderr, "initbench: %s delivered %d of %d bytes (%v, reader: %v)\n", c.name, k, n, ferr, rerr)
-		return -1
+		return -1, 0
 	}
-	return float64(n) / (1 << 20) / elapsed
+	return float64(n) / (1 << 20) / elapsed, ms
 }
 
 // hopTransfer runs the peer into bench/splicehop, whose stdout is out, and
-// waits for both; pinned puts the two on CPU 0, as an init and its peer.
-func hopTransfer(hop string, peer []string, out *os.File, pinned bool) error {
+// waits for both, saying the CPU milliseconds they spent; pinned puts the
+// two on CPU 0, as an init and its peer.
+func hopTransfer(hop string, peer []string, out *os.File, pinned bool) (float64, error) {
 	pin := func(argv []string) *exec.Cmd {
 		if pinned {
 			argv = append([]string{"taskset", "-c", "0"}, argv...)
@@ -390,14 +435,14 @@ func hopTransfer(hop string, peer []string, out *os.File, pinned bool) error {
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	src, fwd := pin(peer), pin([]string{hop})
 	src.Stdout, fwd.Stdin, fwd.Stdout, fwd.Stderr = pw, pr, out, os.Stderr
 	if err := fwd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
-		return err
+		return 0, err
 	}
 	pr.Close()
 	err = src.Run()
@@ -405,7 +450,7 @@ func hopTransfer(hop string, peer []string, out *os.File, pinned bool) error {
 	if ferr := fwd.Wait(); err == nil {
 		err = ferr
 	}
-	return err
+	return cpuMS(src.ProcessState) + cpuMS(fwd.ProcessState), err
 }
 
 // readerCmd is the consumer of a throughput run: dd in 1 MiB reads, a
@@ -413,10 +458,10 @@ func hopTransfer(hop string, peer []string, out *os.File, pinned bool) error {
 // in this process measured mostly its own runtime: io.Copy into
 // io.Discard reads 8 KiB at a time, and blocking reads hand their P
 // around on every call).
-func readerCmd(stdin *os.File, pinned bool) *exec.Cmd {
+func readerCmd(stdin *os.File, cpu string) *exec.Cmd {
 	argv := []string{"dd", "of=/dev/null", "bs=1M"}
-	if pinned {
-		argv = append([]string{"taskset", "-c", "0"}, argv...)
+	if cpu != "" {
+		argv = append([]string{"taskset", "-c", cpu}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = stdin
@@ -620,13 +665,13 @@ func (t *table) print(w io.Writer) {
 			base = i
 		}
 	}
-	fmt.Fprintf(w, "%-30s", "metric (ratio vs tini)")
+	fmt.Fprintf(w, "%-42s", "metric (ratio vs tini)")
 	for _, n := range t.names {
 		fmt.Fprintf(w, " %18s", n)
 	}
 	fmt.Fprintln(w)
 	for _, r := range t.rows {
-		fmt.Fprintf(w, "%-30s", r)
+		fmt.Fprintf(w, "%-42s", r)
 		for _, v := range t.cells[r] {
 			cell := "n/a"
 			if v >= 0 {
