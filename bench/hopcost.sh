@@ -36,6 +36,7 @@ ms() { # "0m1.230000s 0m0.450000s" -> 1680
 	awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] } printf "%d", t * 1000 }' "$1"
 }
 declare -A rate peer hop
+gib=$(awk -v b="$bytes" 'BEGIN { print b / 2^30 }')
 for r in $(seq "$rounds"); do
 	for mode in direct splice copy; do
 		start=$(date +%s%N)
@@ -51,7 +52,6 @@ for r in $(seq "$rounds"); do
 			taskset -c $far dd of=/dev/null bs=1M 2>/dev/null ;;
 		esac
 		end=$(date +%s%N)
-		gib=$(awk -v b="$bytes" 'BEGIN { print b / 2^30 }')
 		rate[$mode]+="$(awk -v b="$bytes" -v ns=$((end - start)) 'BEGIN { printf "%d", b / 2^20 / (ns / 1e9) }') "
 		peer[$mode]+="$(awk -v m="$(ms "$tmp/p")" -v g="$gib" 'BEGIN { printf "%d", m / g }') "
 		hop[$mode]+="$(awk -v m="$(ms "$tmp/h")" -v g="$gib" 'BEGIN { printf "%d", m / g }') "

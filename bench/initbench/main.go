@@ -107,8 +107,6 @@ func main() {
 		rates, cpus := throughputs(cs, *bytesN, p, *streams)
 		for i := range cs {
 			t.set(p.label, i, rates[i], true)
-		}
-		for i := range cs {
 			t.set(p.cpuLabel(), i, cpus[i], false)
 		}
 	}
