@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/canonjson"
-	"github.com/loki-sh/loki/internal/treedigest"
+	"github.com/loki-sh/loki/internal/proof/treedigest"
 )
 
 //go:embed reference.py

@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loki-sh/loki/internal/lineage"
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 const (

@@ -1,5 +1,5 @@
 // Command loki-init is the trusted PID 1 of an agent's private PID
-// namespace. It only parses flags and runs internal/initproc; every
+// namespace. It only parses flags and runs internal/pid1; every
 // behaviour, stage and exit code is decided there.
 //
 //go:debug updatemaxprocs=0
@@ -13,7 +13,7 @@ import (
 	"os"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/initproc"
+	"github.com/loki-sh/loki/internal/pid1"
 )
 
 const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] [-wait-after-eof] CONTROL_DIR
@@ -54,7 +54,7 @@ Flags:
 func main() {
 	cfg, err := parse(os.Args[1:], os.Stderr)
 	if err == nil {
-		err = initproc.Run(cfg)
+		err = pid1.Run(cfg)
 	}
 	var e *exitcode.Error
 	if errors.As(err, &e) && e.Err != nil {
@@ -65,27 +65,27 @@ func main() {
 
 // parse reads the flags. -h prints the help and exits 0; a usage error is a
 // refusal at initialization (125), like every other reason not to start.
-func parse(args []string, stderr io.Writer) (initproc.Config, error) {
-	var cfg initproc.Config
+func parse(args []string, stderr io.Writer) (pid1.Config, error) {
+	var cfg pid1.Config
 	fs := flag.NewFlagSet("loki-init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
-	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", initproc.DefaultLeaseDuration, "exit 124 when the lease is not renewed for this long")
-	fs.DurationVar(&cfg.PollInterval, "poll-interval", initproc.DefaultPollInterval, "how often to re-read the lease when inotify cannot report renewals")
-	fs.DurationVar(&cfg.Grace, "grace", initproc.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", pid1.DefaultLeaseDuration, "exit 124 when the lease is not renewed for this long")
+	fs.DurationVar(&cfg.PollInterval, "poll-interval", pid1.DefaultPollInterval, "how often to re-read the lease when inotify cannot report renewals")
+	fs.DurationVar(&cfg.Grace, "grace", pid1.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, exitcode.Silent(exitcode.OK)
 		}
-		return cfg, exitcode.New(exitcode.Refused, &initproc.Refusal{Stage: initproc.StageInitialization, Err: initproc.ErrUsage})
+		return cfg, exitcode.New(exitcode.Refused, &pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}
 	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 {
 		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")
-		return cfg, exitcode.New(exitcode.Refused, &initproc.Refusal{Stage: initproc.StageInitialization, Err: initproc.ErrUsage})
+		return cfg, exitcode.New(exitcode.Refused, &pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}
 	cfg.ControlDir = fs.Arg(0)
 	return cfg, nil

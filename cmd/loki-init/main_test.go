@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/initproc"
+	"github.com/loki-sh/loki/internal/pid1"
 )
 
 func TestParse(t *testing.T) {
@@ -15,16 +15,16 @@ func TestParse(t *testing.T) {
 		name string
 		args []string
 		code int // exit code when parsing stops the program; -1 = runs
-		want initproc.Config
+		want pid1.Config
 	}{
-		{"defaults", []string{"/ctl"}, -1, initproc.Config{ControlDir: "/ctl", LeaseDuration: 5 * time.Second, PollInterval: 100 * time.Millisecond, Grace: 10 * time.Second}},
-		{"all flags", []string{"-lease-duration", "3s", "-poll-interval", "50ms", "-grace", "0s", "/c"}, -1, initproc.Config{ControlDir: "/c", LeaseDuration: 3 * time.Second, PollInterval: 50 * time.Millisecond}},
-		{"help", []string{"-h"}, 0, initproc.Config{}},
-		{"no dir", nil, 125, initproc.Config{}},
-		{"two dirs", []string{"/a", "/b"}, 125, initproc.Config{}},
-		{"bad duration", []string{"-lease-duration", "soon", "/c"}, 125, initproc.Config{}},
-		{"zero lease", []string{"-lease-duration", "0s", "/c"}, 125, initproc.Config{}},
-		{"unknown flag", []string{"-x", "/c"}, 125, initproc.Config{}},
+		{"defaults", []string{"/ctl"}, -1, pid1.Config{ControlDir: "/ctl", LeaseDuration: 5 * time.Second, PollInterval: 100 * time.Millisecond, Grace: 10 * time.Second}},
+		{"all flags", []string{"-lease-duration", "3s", "-poll-interval", "50ms", "-grace", "0s", "/c"}, -1, pid1.Config{ControlDir: "/c", LeaseDuration: 3 * time.Second, PollInterval: 50 * time.Millisecond}},
+		{"help", []string{"-h"}, 0, pid1.Config{}},
+		{"no dir", nil, 125, pid1.Config{}},
+		{"two dirs", []string{"/a", "/b"}, 125, pid1.Config{}},
+		{"bad duration", []string{"-lease-duration", "soon", "/c"}, 125, pid1.Config{}},
+		{"zero lease", []string{"-lease-duration", "0s", "/c"}, 125, pid1.Config{}},
+		{"unknown flag", []string{"-x", "/c"}, 125, pid1.Config{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

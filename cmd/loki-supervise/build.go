@@ -10,7 +10,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/execution"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/seatbelt"
+	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
 // timeoutFlags are shared by build and run.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/loki-sh/loki/internal/deadline"
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/proc/deadline"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/treedigest"
+	"github.com/loki-sh/loki/internal/proof/treedigest"
 )
 
 func init() {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/state"
 )
 
 // oneID parses the single execution id argument of stop/status/logs and

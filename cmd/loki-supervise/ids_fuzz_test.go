@@ -7,8 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/state"
 )
 
 // FuzzOneID drives the id argument parsing of stop/status/logs through a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/loki-sh/loki/internal/canonjson"
 	"github.com/loki-sh/loki/internal/execution"
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/state"
 )
 
 func init() {

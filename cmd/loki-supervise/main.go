@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/lineage"
+	"github.com/loki-sh/loki/internal/proc/lineage"
 )
 
 var commands []*cli.Command

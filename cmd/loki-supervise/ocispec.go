@@ -8,8 +8,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/ocibundle"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
 func init() {
@@ -67,11 +67,11 @@ Example:
 				Grace:         c.Duration("grace"),
 				WaitAfterEOF:  c.Bool("wait-after-eof"),
 			}.InitArgs()
-			spec, err := ocibundle.Config(opts)
+			spec, err := oci.Config(opts)
 			if err != nil {
 				return usage("oci-spec: %v", err)
 			}
-			b, err := ocibundle.Marshal(spec)
+			b, err := oci.Marshal(spec)
 			if err != nil {
 				return exitcode.New(1, err)
 			}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/loki-sh/loki/internal/canonjson"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/hostbound"
-	"github.com/loki-sh/loki/internal/provider"
-	"github.com/loki-sh/loki/internal/seatbelt"
+	"github.com/loki-sh/loki/internal/macos/boundary"
+	"github.com/loki-sh/loki/internal/macos/provider"
+	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
 // payloadCommand is the hidden subcommand the Seatbelt probe runs, from a
@@ -113,7 +113,7 @@ func probeProvider(c *cli.Context) error {
 // probeError maps a probe that could not run: a wrong boundary is the
 // user's to fix (2), anything else is a refusal (125).
 func probeError(err error) error {
-	if errors.Is(err, hostbound.ErrInvalid) {
+	if errors.Is(err, boundary.ErrInvalid) {
 		return exitcode.New(2, err)
 	}
 	return exitcode.New(exitcode.Refused, err)

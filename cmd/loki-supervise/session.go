@@ -11,15 +11,15 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/loki-sh/loki/internal/direct"
-	"github.com/loki-sh/loki/internal/dockerbackend"
-	"github.com/loki-sh/loki/internal/envpolicy"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
-	"github.com/loki-sh/loki/internal/nsbackend"
-	"github.com/loki-sh/loki/internal/ocibundle"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace"
+	"github.com/loki-sh/loki/internal/session/isolation/none"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
+	"github.com/loki-sh/loki/internal/session/peerenv"
 )
 
 // repeated is a flag that may be given many times; unlike cli.StringSlice
@@ -31,9 +31,9 @@ func (r *repeated) String() string     { return strings.Join(*r, " ") }
 
 func defaultIsolation() string {
 	if runtime.GOOS == "linux" {
-		return nsbackend.Name
+		return namespace.Name
 	}
-	return direct.Name
+	return none.Name
 }
 
 func init() {
@@ -78,19 +78,19 @@ whole reply passes --wait-after-eof. --isolation none always waits for the agent
 		},
 	})
 	register(&cli.Command{
-		Name:            nsbackend.StageCommand,
+		Name:            namespace.StageCommand,
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			return exitcode.Silent(nsbackend.RunStage(c.Args().Slice()))
+			return exitcode.Silent(namespace.RunStage(c.Args().Slice()))
 		},
 	})
 	register(&cli.Command{
-		Name:            ocibundle.ShimCommand,
+		Name:            oci.ShimCommand,
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			return exitcode.Silent(ocibundle.RunShim(c.Args().Slice()))
+			return exitcode.Silent(oci.RunShim(c.Args().Slice()))
 		},
 	})
 }
@@ -125,7 +125,7 @@ func bundleFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "wait-after-eof", Usage: "after stdin EOF, let the agent run until it exits (the lease still bounds it) instead of ending the session 1 s later"},
 		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
-		&cli.Int64Flag{Name: "pids-limit", Value: ocibundle.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
+		&cli.Int64Flag{Name: "pids-limit", Value: oci.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
 	}
 }
@@ -137,7 +137,7 @@ func runSession(c *cli.Context) error {
 	if len(argv) == 0 {
 		return usage("session: no command given: loki-supervise session [flags] -- CMD [ARGS...]")
 	}
-	policy, err := envpolicy.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
+	policy, err := peerenv.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
 	if err != nil {
 		return usage("session: %v", err)
 	}
@@ -179,7 +179,7 @@ func runSession(c *cli.Context) error {
 
 func sessionCwd(c *cli.Context, isolation string) (string, error) {
 	if d := c.String("cwd"); d != "" {
-		if isolation == nsbackend.Name || isolation == direct.Name {
+		if isolation == namespace.Name || isolation == none.Name {
 			return filepath.Abs(d)
 		}
 		if !filepath.IsAbs(d) {
@@ -187,7 +187,7 @@ func sessionCwd(c *cli.Context, isolation string) (string, error) {
 		}
 		return d, nil
 	}
-	if isolation == ocibundle.Name || isolation == dockerbackend.Name {
+	if isolation == oci.Name || isolation == docker.Name {
 		return "/", nil
 	}
 	return os.Getwd()
@@ -197,9 +197,9 @@ func notLaunched(err error) error { return exitcode.New(exitcode.NotLaunched, er
 
 func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 	switch isolation {
-	case direct.Name:
-		return direct.Backend{}, nil
-	case nsbackend.Name, ocibundle.Name, dockerbackend.Name:
+	case none.Name:
+		return none.Backend{}, nil
+	case namespace.Name, oci.Name, docker.Name:
 	default:
 		return nil, usage("session: --isolation %q: want namespace, oci, docker or none", isolation)
 	}
@@ -208,10 +208,10 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		return nil, notLaunched(err)
 	}
 	switch isolation {
-	case nsbackend.Name:
-		return &nsbackend.Backend{Init: init, NoParentDeathSignal: c.Bool("no-parent-death-signal")}, nil
-	case ocibundle.Name:
-		if _, _, err := ocibundle.ResolveRuntime(c.String("runtime")); err != nil {
+	case namespace.Name:
+		return &namespace.Backend{Init: init, NoParentDeathSignal: c.Bool("no-parent-death-signal")}, nil
+	case oci.Name:
+		if _, _, err := oci.ResolveRuntime(c.String("runtime")); err != nil {
 			return nil, notLaunched(err)
 		}
 		opts, err := bundleOptions(c, init)
@@ -219,42 +219,42 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 			return nil, err
 		}
 		warn := func(s string) { fmt.Fprintln(os.Stderr, "loki-supervise: "+s) }
-		return &ocibundle.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
+		return &oci.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
 	default:
 		binds := *c.Generic("bind").(*repeated)
 		for _, s := range binds {
-			if _, err := ocibundle.ParseBind(s); err != nil {
+			if _, err := oci.ParseBind(s); err != nil {
 				return nil, usage("--bind %q: want SRC:DST[:ro|:rw], both paths absolute", s)
 			}
 		}
-		return &dockerbackend.Backend{Options: dockerbackend.Options{
+		return &docker.Backend{Options: docker.Options{
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),
 		}}, nil
 	}
 }
 
-func bundleOptions(c *cli.Context, init string) (ocibundle.Options, error) {
+func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	rootfs := c.String("rootfs")
 	if rootfs == "" {
-		return ocibundle.Options{}, usage("--rootfs DIR is required for the oci backend (a directory with the agent's filesystem)")
+		return oci.Options{}, usage("--rootfs DIR is required for the oci backend (a directory with the agent's filesystem)")
 	}
 	rootfs, err := filepath.Abs(rootfs)
 	if err != nil {
-		return ocibundle.Options{}, usage("--rootfs: %v", err)
+		return oci.Options{}, usage("--rootfs: %v", err)
 	}
 	if st, err := os.Stat(rootfs); err != nil || !st.IsDir() {
-		return ocibundle.Options{}, usage("--rootfs %s: not a directory", rootfs)
+		return oci.Options{}, usage("--rootfs %s: not a directory", rootfs)
 	}
-	var binds []ocibundle.Bind
+	var binds []oci.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {
-		b, err := ocibundle.ParseBind(s)
+		b, err := oci.ParseBind(s)
 		if err != nil {
-			return ocibundle.Options{}, usage("%v", err)
+			return oci.Options{}, usage("%v", err)
 		}
 		binds = append(binds, b)
 	}
-	return ocibundle.Options{
+	return oci.Options{
 		Rootfs: rootfs, Init: init, PidsLimit: c.Int64("pids-limit"),
 		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
 		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()),

@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/loki-sh/loki/internal/lineage"
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // Command is what the supervisor asks its spawner to start.

@@ -15,7 +15,7 @@
 //   - A stop (durable stop_requested_at, SIGTERM/SIGINT to the supervisor,
 //     a lineage tracking failure, or an expired hard/idle deadline) sends
 //     SIGTERM once, then SIGKILL once after the stop grace.
-//   - The runner's environment is childenv's allowlist, never the
+//   - The runner's environment is runnerenv's allowlist, never the
 //     supervisor's environment.
 //   - A run id present in <loki-dir>/state/trust-run-id before the runner
 //     started never binds a proof to this execution (brownfield baseline).

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/lineage"
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 type fakeProof struct{ completed bool }

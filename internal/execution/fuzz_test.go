@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // FuzzResolvePath: every path argument is either refused with ErrBadPath

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // CopyLog writes runner.log to w. With follow it keeps copying new bytes

@@ -8,10 +8,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loki-sh/loki/internal/childenv"
-	"github.com/loki-sh/loki/internal/lineage"
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/runnerenv"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // Spec describes one supervised execution. Paths must already be resolved
@@ -90,11 +90,11 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 	baseline := readRunID(s.LokiDir)
 
 	sv := &supervisor{spec: s, timing: t, deps: d, baseline: baseline}
-	env, err := childenv.Build(s.Workspace, s.LokiDir)
+	env, err := runnerenv.Build(s.Workspace, s.LokiDir)
 	if err != nil {
 		return sv.launchFailed(err)
 	}
-	r, err := sv.launch(childenv.List(env))
+	r, err := sv.launch(runnerenv.List(env))
 	if err != nil {
 		return sv.launchFailed(err)
 	}

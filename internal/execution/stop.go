@@ -3,7 +3,7 @@ package execution
 import (
 	"fmt"
 
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // StopResult says what RequestStop did.

@@ -1,8 +1,8 @@
 package execution
 
 import (
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // SupervisorAlive reports whether the supervisor recorded in st is still

@@ -1,10 +1,10 @@
 package execution
 
 import (
-	"github.com/loki-sh/loki/internal/lineage"
+	"github.com/loki-sh/loki/internal/macos/seatbelt"
+	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proof"
-	"github.com/loki-sh/loki/internal/seatbelt"
-	"github.com/loki-sh/loki/internal/treedigest"
+	"github.com/loki-sh/loki/internal/proof/treedigest"
 )
 
 // Default wires the production collaborators.

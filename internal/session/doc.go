@@ -23,7 +23,7 @@
 //     init is seen reading its baseline (or, lacking notifications, within
 //     a 1 ms-doubling backoff), so the lease costs start-up almost nothing.
 //   - The peer's environment is exactly the launch spec's env (built by
-//     internal/envpolicy); the init itself runs with an empty environment.
+//     internal/session/peerenv); the init itself runs with an empty environment.
 //   - SIGTERM/SIGINT are forwarded once; if the session has not ended after
 //     StopTimeout (or on a second signal) it is killed.
 //   - The exit code is decided once, here, through internal/exitcode:

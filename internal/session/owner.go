@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // ownerFile is the record, in every session dir, of the supervisor that
@@ -19,7 +19,7 @@ const ownerFile = "owner"
 // maxOwner bounds what the sweep reads of an owner record.
 const maxOwner = 4096
 
-// owner is who made a session dir: pid and birth token (internal/procid),
+// owner is who made a session dir: pid and birth token (internal/proc/procid),
 // and the PID namespace those are valid in.
 type owner struct {
 	PID   int    `json:"pid"`

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // deadIdentity returns the identity of a process that has exited and been

@@ -4,7 +4,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // WaitUntil polls cond every 20 ms until it holds (true) or timeout passes

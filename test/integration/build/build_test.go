@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$`)

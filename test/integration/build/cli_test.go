@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 func TestRunMintsIDAndReportsIt(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

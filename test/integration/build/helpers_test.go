@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // A record-write failure is the supervisor's own failure: exit 125

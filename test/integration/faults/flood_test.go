@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/launch"
-	"github.com/loki-sh/loki/internal/pid1test"
+	"github.com/loki-sh/loki/internal/pid1/pid1test"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/launch"
-	"github.com/loki-sh/loki/internal/pid1test"
+	"github.com/loki-sh/loki/internal/pid1/pid1test"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

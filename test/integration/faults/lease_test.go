@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/pid1test"
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/pid1/pid1test"
+	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/loki-sh/loki/internal/lineage"
-	"github.com/loki-sh/loki/internal/procid"
-	"github.com/loki-sh/loki/internal/state"
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

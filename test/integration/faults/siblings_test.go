@@ -4,7 +4,7 @@ package faults
 
 // A session's peer must not reach any other session's control dir: found
 // by this suite (every session's dir sits under one control root), fixed by
-// masking the control root inside the namespace (internal/nsbackend).
+// masking the control root inside the namespace (internal/session/isolation/namespace).
 
 import (
 	"strings"

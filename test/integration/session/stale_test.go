@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/test/integration/soak/internal/pattern"
 )
 

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/procid"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // runEnv is one private loki installation for durable executions.

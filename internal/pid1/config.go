@@ -1,0 +1,99 @@
+package pid1
+
+import (
+	"errors"
+	"time"
+
+	"github.com/loki-sh/loki/internal/lease"
+)
+
+// Defaults equal those of the reference init.
+const (
+	DefaultLeaseDuration = lease.DefaultDuration
+	DefaultPollInterval  = 100 * time.Millisecond
+	DefaultGrace         = 10 * time.Second
+	// CompletionWindow is how long output may stay held open after the
+	// peer exited, and how long a peer may outlive host stdin EOF.
+	CompletionWindow = time.Second
+)
+
+// Config is what loki-init is started with.
+type Config struct {
+	ControlDir    string
+	LeaseDuration time.Duration
+	// PollInterval is used only when inotify cannot report renewals.
+	PollInterval time.Duration
+	// Grace is how long the peer's session has to exit after a forwarded
+	// SIGTERM/SIGINT/SIGHUP before everything is killed.
+	Grace time.Duration
+	// WaitAfterEOF turns off the reference's single-shot rule (host stdin
+	// EOF with the peer still running 1 s later ends the session with 0):
+	// the peer then runs until it exits, bounded only by the lease. For a
+	// host that pipes one request in and wants the whole answer.
+	WaitAfterEOF bool
+}
+
+// Stage names the step the init is in; it appears in refusal lines.
+type Stage string
+
+// The stages, in order.
+const (
+	StageInitialization Stage = "initialization"
+	StageFirstLease     Stage = "first-lease"
+	StageInitialRenewal Stage = "initial-renewal"
+	StageLaunchInput    Stage = "launch-input"
+	StagePeerSpawn      Stage = "peer-spawn"
+	StageSupervision    Stage = "supervision"
+)
+
+// Sentinel errors. Their text is the class printed in a refusal line, so it
+// must stay a fixed word that never carries launch data.
+var (
+	ErrUnsupported = errors.New("unsupported-platform")
+	ErrNotPID1     = errors.New("not-pid-1")
+	ErrUsage       = errors.New("usage")
+	ErrProtect     = errors.New("cannot-protect")
+	ErrCwd         = errors.New("launch-cwd")
+	ErrSpawn       = errors.New("spawn-failed")
+	ErrOutputLost  = errors.New("output-lost")
+	ErrOutputHeld  = errors.New("output-held")
+	ErrPeerSignal  = errors.New("peer-signaled")
+	ErrInternal    = errors.New("internal")
+)
+
+// Refusal is a failure at a stage. Its text is the protocol's refusal line
+// (without the newline).
+type Refusal struct {
+	Stage Stage
+	Err   error
+}
+
+func (r *Refusal) Error() string {
+	return "ACP supervisor refused at " + string(r.Stage) + ": " + className(r.Err)
+}
+
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// className keeps only the sentinel's fixed text: wrapped context could
+// carry launch data and must never be printed.
+func className(err error) string {
+	for _, s := range classes {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return ErrInternal.Error()
+}
+
+func (c Config) withDefaults() Config {
+	if c.LeaseDuration <= 0 {
+		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.Grace < 0 {
+		c.Grace = 0
+	}
+	return c
+}

@@ -1,0 +1,156 @@
+package pid1
+
+import (
+	"errors"
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// stream names a forwarded direction.
+type stream int
+
+const (
+	streamIn stream = iota
+	streamOut
+	streamErr
+)
+
+// forwarded is the end of one forwarder.
+type forwarded struct {
+	s   stream
+	eof bool // the source reached end of file (as opposed to an error)
+	err error
+}
+
+// forward copies src to dst until src ends or either side fails, then
+// reports once on done. It runs on its own goroutine; an idle stream costs
+// no wakeups (it is parked in the poller, or blocked in the kernel). Peer
+// output into a pipe takes the poller-driven pump (pollpump_linux.go).
+func forward(s stream, dst, src int, done chan<- forwarded) {
+	if s != streamIn && isPipe(dst) {
+		if eof, err, ok := pumpPolled(dst, src); ok {
+			done <- forwarded{s: s, eof: eof, err: err}
+			return
+		}
+	}
+	if s != streamIn {
+		batchThread()
+	}
+	eof, err := pump(dst, src)
+	done <- forwarded{s: s, eof: eof, err: err}
+}
+
+func isPipe(fd int) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// batchThread gives the calling goroutine a thread of its own under
+// SCHED_BATCH. A batch thread does not preempt the task that woke it: when
+// the peer shares a CPU with the init (taskset, a one-CPU container), the
+// peer keeps writing until its pipe is full or its slice ends, and the
+// forwarder then moves up to a pipe's worth in one splice, instead of
+// waking for every 4 KiB write and bouncing the CPU between the two. The
+// thread is never given back to other goroutines (it exits with this one),
+// and the policy is reset on fork, so nothing else runs under it.
+func batchThread() {
+	runtime.LockOSThread()
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_BATCH, Flags: unix.SCHED_FLAG_RESET_ON_FORK}
+	unix.SchedSetAttr(0, &attr, 0) // best effort: a refusal keeps SCHED_OTHER
+}
+
+// chunk is the most one splice or read moves (the enlarged pipe size).
+const chunk = 1 << 20
+
+// pump moves bytes with splice when one side is a pipe (zero copy), and
+// falls back to read/write where splice does not apply (EINVAL: e.g. an
+// O_APPEND file) or a descriptor is non-blocking (EAGAIN). A failed splice
+// moves nothing, so falling back mid-stream loses and repeats no byte.
+func pump(dst, src int) (eof bool, err error) {
+	for {
+		n, err := unix.Splice(src, nil, dst, nil, chunk, unix.SPLICE_F_MOVE)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EINVAL || err == unix.EAGAIN || err == unix.ENOSYS:
+			return copyLoop(dst, src)
+		case err != nil:
+			return false, err
+		case n == 0:
+			return true, nil
+		}
+	}
+}
+
+func copyLoop(dst, src int) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := readSome(src, buf)
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return true, nil
+		}
+		if err := writeAll(dst, buf[:n]); err != nil {
+			return false, err
+		}
+	}
+}
+
+// readSome is one read that waits out EINTR and EAGAIN (a descriptor the
+// host left non-blocking), returning 0 only at end of file.
+func readSome(fd int, buf []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if err := waitFD(fd, unix.POLLIN); err != nil {
+				return 0, err
+			}
+			continue
+		case err != nil:
+			return 0, err
+		}
+		return n, nil
+	}
+}
+
+var errShortWrite = errors.New("short write")
+
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if err := waitFD(fd, unix.POLLOUT); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
+			return err
+		case n <= 0:
+			return errShortWrite
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// waitFD blocks until fd is ready for events (or reports an error/hangup,
+// which the next read or write turns into its own result).
+func waitFD(fd int, events int16) error {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		return err
+	}
+}

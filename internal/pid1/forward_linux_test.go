@@ -1,0 +1,213 @@
+package pid1
+
+import (
+	"bytes"
+	"crypto/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pump is byte-exact whichever path it takes: splice between pipes, splice
+// from a pipe into a file, and read/write where splice is refused (an
+// O_APPEND file) or a descriptor is non-blocking.
+func TestPumpIsByteExact(t *testing.T) {
+	data := make([]byte, 3<<20+12345)
+	rand.Read(data)
+	cases := []struct {
+		name string
+		dst  func(t *testing.T) (fd int, read func() []byte)
+	}{
+		{"pipe to pipe", pipeSink},
+		{"pipe to file", fileSink(os.O_WRONLY | os.O_CREATE)},
+		{"pipe to append-only file", fileSink(os.O_WRONLY | os.O_CREATE | os.O_APPEND)},
+		{"pipe to non-blocking pipe", func(t *testing.T) (int, func() []byte) {
+			fd, read := pipeSink(t)
+			unix.SetNonblock(fd, true)
+			return fd, read
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var src [2]int
+			if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				writeAll(src[1], data)
+				unix.Close(src[1])
+			}()
+			dst, read := tc.dst(t)
+			eof, err := pump(dst, src[0])
+			unix.Close(src[0])
+			unix.Close(dst)
+			if !eof || err != nil {
+				t.Fatalf("eof=%v err=%v", eof, err)
+			}
+			if got := read(); !bytes.Equal(got, data) {
+				t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
+			}
+		})
+	}
+}
+
+// A reader that went away is an error, not an end of file, for both pumps.
+func TestPumpsReportBrokenDestination(t *testing.T) {
+	pumps := map[string]func(dst, src int) (bool, error){
+		"blocking": pump,
+		"polled": func(dst, src int) (bool, error) {
+			eof, err, ok := pumpPolled(dst, src)
+			if !ok {
+				t.Fatal("the poller refused a pipe")
+			}
+			return eof, err
+		},
+	}
+	for name, run := range pumps {
+		t.Run(name, func(t *testing.T) {
+			var src, dst [2]int
+			unix.Pipe2(src[:], unix.O_CLOEXEC)
+			unix.Pipe2(dst[:], unix.O_CLOEXEC)
+			unix.Close(dst[0])
+			go func() {
+				writeAll(src[1], []byte("lost"))
+				unix.Close(src[1])
+			}()
+			if eof, err := run(dst[1], src[0]); eof || err == nil {
+				t.Fatalf("eof=%v err=%v, want EPIPE", eof, err)
+			}
+		})
+	}
+}
+
+func pipeSink(t *testing.T) (int, func() []byte) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		var buf bytes.Buffer
+		b := make([]byte, 1<<16)
+		for {
+			n, err := unix.Read(p[0], b)
+			if n <= 0 || err != nil {
+				break
+			}
+			buf.Write(b[:n])
+		}
+		unix.Close(p[0])
+		got <- buf.Bytes()
+	}()
+	return p[1], func() []byte { return <-got }
+}
+
+func fileSink(flags int) func(t *testing.T) (int, func() []byte) {
+	return func(t *testing.T) (int, func() []byte) {
+		path := filepath.Join(t.TempDir(), "out")
+		f, err := os.OpenFile(path, flags, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd, err := unix.Dup(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fd, func() []byte { b, _ := os.ReadFile(path); return b }
+	}
+}
+
+// The poller-driven pump is byte-exact through both of its waits: the
+// peer's pipe running dry (small writes with pauses) and the host's pipe
+// full (a slow reader behind a one-page pipe). It leaves the peer's
+// descriptor open: the loop owns it until the init exits.
+func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
+	data := make([]byte, 2<<20+777)
+	rand.Read(data)
+	var src [2]int
+	if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for off := 0; off < len(data); off += 4096 {
+			writeAll(src[1], data[off:min(off+4096, len(data))])
+			if off%(256<<10) == 0 {
+				time.Sleep(time.Millisecond) // let the pump park on an empty pipe
+			}
+		}
+		unix.Close(src[1])
+	}()
+	dst, read := pipeSink(t)
+	unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
+	eof, err, ok := pumpPolled(dst, src[0])
+	unix.Close(dst)
+	if !ok || !eof || err != nil {
+		t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
+	}
+	if got := read(); !bytes.Equal(got, data) {
+		t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
+	}
+	runtime.GC() // a finalizer closing src would run now
+	if _, err := unix.FcntlInt(uintptr(src[0]), unix.F_GETFD, 0); err != nil {
+		t.Fatalf("the peer's pipe was closed under the loop: %v", err)
+	}
+	unix.Close(src[0])
+}
+
+// A polled pump puts the init's threads under SCHED_BATCH once it has
+// moved batchAfter bytes, and not for a short answer: the switch costs a
+// /proc scan a peer that prints a line and exits would wait for. Every
+// thread of the process is SCHED_BATCH after the long stream.
+func TestPolledPumpBatchesThreadsOnlyForAStream(t *testing.T) {
+	real := batchProcess
+	defer func() { batchProcess = real }()
+	calls := 0
+	batchProcess = func() { calls++ }
+	stream := func(n int) {
+		t.Helper()
+		var src [2]int
+		if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			writeAll(src[1], make([]byte, n))
+			unix.Close(src[1])
+		}()
+		dst, read := pipeSink(t)
+		eof, err, ok := pumpPolled(dst, src[0])
+		unix.Close(dst)
+		unix.Close(src[0])
+		if got := len(read()); !ok || !eof || err != nil || got != n {
+			t.Fatalf("ok=%v eof=%v err=%v, %d of %d bytes", ok, eof, err, got, n)
+		}
+	}
+	stream(batchAfter - 1)
+	if calls != 0 {
+		t.Fatalf("%d bytes switched the policy", batchAfter-1)
+	}
+	batchProcess = func() { calls++; real() }
+	stream(batchAfter + 4096)
+	if calls != 1 {
+		t.Fatalf("a %d-byte stream switched the policy %d times, want once", batchAfter+4096, calls)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, _ := strconv.Atoi(task.Name())
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			continue // the thread exited
+		}
+		if attr.Policy != unix.SCHED_BATCH {
+			t.Errorf("thread %d: policy %d, want SCHED_BATCH", tid, attr.Policy)
+		}
+	}
+}

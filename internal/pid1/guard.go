@@ -1,0 +1,120 @@
+package pid1
+
+import (
+	"time"
+
+	"github.com/loki-sh/loki/internal/lease"
+)
+
+// guard enforces the lease. Renewals are learnt from change notifications
+// (inotify on Linux) when they work, and a check timer re-reads the file
+// half-way through the window and at its end, so a notification that never
+// comes costs at most a late observation, never a false expiry. The timer
+// is not moved by renewals: it fires at the check point it was set for
+// (always at or before the current window's), then is set from the newest
+// renewal. A steady host then costs one timer wake per half window, where
+// moving the timer on every renewal costs a wake of the runtime's poller
+// and sysmon threads at each stale deadline. If two checks in a row find a
+// renewal the notifications missed (one can be a notification still in
+// flight), the guard stops trusting them and polls at the poll interval
+// instead, like the reference. Every wake re-reads the file and applies
+// Contract 1: only 8 bytes that differ from the last accepted value count.
+type guard struct {
+	w        *lease.Watcher
+	duration time.Duration
+	interval time.Duration
+	events   <-chan struct{} // nil when notifications are unavailable
+	timer    checkClock
+	ticker   *time.Ticker
+	pollC    <-chan time.Time
+	missed   int // consecutive checks that found a renewal not notified
+}
+
+func newGuard(w *lease.Watcher, duration, interval time.Duration, events <-chan struct{}, now time.Time) *guard {
+	g := &guard{w: w, duration: duration, interval: interval, events: events}
+	g.timer = newCheckClock(g.nextCheck(now))
+	if events == nil {
+		g.startPolling()
+	}
+	return g
+}
+
+// nextCheck is the wait until the next re-read: the middle of the window,
+// then its end.
+func (g *guard) nextCheck(now time.Time) time.Duration {
+	deadline := g.w.Deadline()
+	mid := deadline.Add(-g.duration / 2)
+	if now.Before(mid) {
+		return mid.Sub(now)
+	}
+	if d := deadline.Sub(now); d > 0 {
+		return d
+	}
+	return 0
+}
+
+func (g *guard) startPolling() {
+	if g.ticker != nil {
+		return
+	}
+	g.events = nil
+	g.ticker = time.NewTicker(g.interval)
+	g.pollC = g.ticker.C
+}
+
+// polling reports whether the guard fell back to the poll interval.
+func (g *guard) polling() bool { return g.ticker != nil }
+
+// observe re-reads the lease. It reports a renewal, or lease.ErrExpired once
+// the window passed without one.
+func (g *guard) observe(now time.Time) (bool, error) {
+	renewed := g.w.Observe(now)
+	if err := g.w.Check(now); err != nil {
+		return false, err
+	}
+	return renewed, nil
+}
+
+// onEvent handles a notification: notifications work, whatever a check
+// timer saw before.
+func (g *guard) onEvent(now time.Time) (bool, error) {
+	renewed, err := g.observe(now)
+	if renewed {
+		g.missed = 0
+	}
+	return renewed, err
+}
+
+// onTimer handles the check timer: a renewal found here was missed by the
+// notifications.
+func (g *guard) onTimer(now time.Time) (bool, error) {
+	renewed, err := g.observe(now)
+	if err != nil {
+		return false, err
+	}
+	if renewed && !g.polling() {
+		if g.missed++; g.missed >= 2 {
+			g.startPolling()
+		}
+	}
+	if !renewed {
+		g.missed = 0
+	}
+	g.timer.Reset(g.nextCheck(now))
+	return renewed, nil
+}
+
+// lost is called when the notification source died (watch removed).
+func (g *guard) lost() { g.startPolling() }
+
+// checkClock is the guard's one-shot check timer.
+type checkClock interface {
+	C() <-chan time.Time
+	Reset(d time.Duration)
+}
+
+// runtimeClock is a check timer on the runtime's timers.
+type runtimeClock struct{ t *time.Timer }
+
+func (c runtimeClock) C() <-chan time.Time   { return c.t.C }
+func (c runtimeClock) Reset(d time.Duration) { c.t.Reset(d) }

@@ -1,0 +1,142 @@
+package pid1
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/lease"
+)
+
+// watch is an inotify watch on the control dir.
+type watch struct {
+	events <-chan struct{} // a value (coalesced) when the lease may have changed
+	gone   <-chan struct{} // closed once the watch stops working
+	fd, wd int
+}
+
+// watchDir watches dir for replacements of the lease file. It returns nil
+// channels when inotify is unavailable.
+//
+// Only IN_MOVED_TO is asked for: the host renews by rename (Contract 1),
+// so each renewal is one event and one wakeup (the temp file's close would
+// be a second one). A writer that rewrites the file in place is still seen
+// by the guard's check timer, which then falls back to polling. The
+// descriptor is non-blocking and read through the Go runtime's poller, so
+// an idle init sleeps in one epoll wait instead of keeping a thread in a
+// blocking read.
+func watchDir(dir string) watch {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return watch{fd: -1}
+	}
+	mask := uint32(unix.IN_MOVED_TO | unix.IN_ONLYDIR)
+	wd, err := unix.InotifyAddWatch(fd, dir, mask)
+	if err != nil {
+		unix.Close(fd)
+		return watch{fd: -1}
+	}
+	f := os.NewFile(uintptr(fd), "inotify")
+	events := make(chan struct{}, 1)
+	gone := make(chan struct{})
+	go readEvents(f, events, gone)
+	return watch{events: events, gone: gone, fd: fd, wd: wd}
+}
+
+// stop removes the watch. It must run before the init exits: the kernel
+// frees a watch still attached at close only after an SRCU grace period,
+// and an exiting PID 1 waits for it (about 8 ms, the largest part of a
+// short session's start-to-exit time), while inotify_rm_watch hands the
+// mark to the kernel's background reaper and returns at once. The
+// descriptor itself stays open until exit (closing it would wait too).
+func (w watch) stop() {
+	if w.fd >= 0 && w.wd > 0 {
+		unix.InotifyRmWatch(w.fd, uint32(w.wd))
+	}
+}
+
+func readEvents(f *os.File, events chan<- struct{}, gone chan<- struct{}) {
+	defer close(gone)
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := readRaw(rc, buf)
+		if err != nil || n <= 0 {
+			return
+		}
+		hit, ignored := scanEvents(buf[:n])
+		if hit {
+			select {
+			case events <- struct{}{}:
+			default: // a wake is already pending; it re-reads the file
+			}
+		}
+		if ignored {
+			return
+		}
+	}
+}
+
+// readRaw reads once, parking in the runtime's poller while nothing is
+// queued. The read itself is a raw system call: an inotify read never
+// blocks (the descriptor is non-blocking), and a raw call does not wake
+// the runtime's sysmon thread from its deep sleep, which every ordinary
+// system call of an idle process does (a wakeup per renewal for nothing).
+func readRaw(rc syscall.RawConn, buf []byte) (int, error) {
+	var n int
+	var errno unix.Errno
+	err := rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+			if e == unix.EINTR {
+				continue
+			}
+			n, errno = int(r), e
+			return e != unix.EAGAIN
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if errno != 0 {
+		return 0, errno
+	}
+	return n, nil
+}
+
+// scanEvents reports whether a batch concerns the lease file (or may have
+// lost events), and whether the watch was removed.
+func scanEvents(b []byte) (hit, ignored bool) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+		end := unix.SizeofInotifyEvent + int(ev.Len)
+		if end > len(b) {
+			return true, ignored
+		}
+		name := b[unix.SizeofInotifyEvent:end]
+		switch {
+		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+			hit = true
+		case ev.Mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+			ignored = true
+		case cstring(name) == lease.FileName:
+			hit = true
+		}
+		b = b[end:]
+	}
+	return hit, ignored
+}
+
+func cstring(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

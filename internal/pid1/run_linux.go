@@ -1,0 +1,357 @@
+package pid1
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/launch"
+	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/reap"
+)
+
+// Run is loki-init. It returns the *exitcode.Error to exit with (its Err,
+// when set, is the refusal line to print); the caller must exit at once.
+func Run(cfg Config) error {
+	cfg = cfg.withDefaults()
+	if unix.Getpid() != 1 {
+		return refuse(StageInitialization, ErrNotPID1)
+	}
+	sig := catchSignals()
+	// Before anything else exists: the peer has our uid, and a dumpable
+	// PID 1 could be ptraced or have /proc/1/environ read. Never exec after
+	// this (exec may reset dumpability).
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return refuse(StageInitialization, ErrProtect)
+	}
+	closeInherited()
+	if cfg.ControlDir == "" {
+		return refuse(StageInitialization, ErrUsage)
+	}
+	l := newLoop(cfg, sig)
+	warmDecoder()
+	defer l.watch.stop()
+	return l.run()
+}
+
+// warmDecoder decodes a sample prelude while the init waits for the host's
+// first renewal: encoding/json's first decode of a type builds its caches
+// and touches code for the first time (0.1-0.2 ms, measured; 5 µs warm),
+// which the real prelude would otherwise wait for.
+func warmDecoder() {
+	launch.Parse([]byte(`{"argv":["/"],"cwd":"/","env":{"A":"b"}}`))
+}
+
+// procs is the init's GOMAXPROCS.
+var procs = 1
+
+// tidyAfter is how long after the spawn the init returns the launch's
+// memory to the kernel.
+const tidyAfter = 100 * time.Millisecond
+
+// closeInherited marks every descriptor above stderr close-on-exec, so a
+// descriptor the host leaked into the init never reaches the peer.
+func closeInherited() {
+	if unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+}
+
+type preludeResult struct {
+	body []byte
+	err  error
+}
+
+// loop is the init's single event loop: every decision is taken here, on
+// one goroutine, from events the helpers send (lease notifications, timers,
+// signals, the prelude reader, the forwarders). A nil channel is an event
+// that cannot happen in the current stage.
+type loop struct {
+	cfg    Config
+	stage  Stage
+	sig    signals
+	g      *guard
+	gone   <-chan struct{}
+	watch  watch
+	reaper *reap.Reaper
+	redo   chan struct{} // a sweep used its whole batch
+	exited chan struct{} // the peer ended (its pidfd), before SIGCHLD says so
+
+	prelude chan preludeResult
+	fwd     chan forwarded
+	peer    peer
+	open    int       // output forwarders still running
+	ended   time.Time // when the peer's exit was collected
+	heldC   <-chan time.Time
+	eofC    <-chan time.Time
+	graceC  <-chan time.Time
+	tidyC   <-chan time.Time // time to hand the launch's garbage back
+	stopSig unix.Signal
+}
+
+func newLoop(cfg Config, sig signals) *loop {
+	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1)}
+	l.stage = StageFirstLease
+	// The watch comes first: a host renews as soon as it sees the baseline
+	// read, and a renewal landing between that read and the watch would
+	// otherwise go unnoticed until the half-window check.
+	l.watch = watchDir(cfg.ControlDir)
+	now := time.Now()
+	// The value present now is only a baseline: a stale lease left by a
+	// dead owner must never launch a payload.
+	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
+	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.events, now)
+	l.gone = l.watch.gone
+	l.stage = StageInitialRenewal
+	return l
+}
+
+func (l *loop) run() error {
+	for {
+		var err error
+		select {
+		case <-l.g.events:
+			err = l.leased(l.g.onEvent(time.Now()))
+		case <-l.g.timer.C():
+			err = l.leased(l.g.onTimer(time.Now()))
+		case <-l.g.pollC:
+			err = l.leased(l.g.observe(time.Now()))
+		case <-l.gone:
+			l.gone = nil
+			l.g.lost()
+		case s := <-l.sig.stop:
+			err = l.stop(s.(unix.Signal))
+		case <-l.sig.chld:
+			l.sweep()
+		case <-l.redo:
+			l.sweep()
+		case <-l.exited:
+			l.exited = nil
+			l.reaper.CheckPeer()
+		case r := <-l.prelude:
+			err = l.launch(r)
+		case f := <-l.fwd:
+			err = l.forwarded(f)
+		case <-l.heldC:
+			// Something the peer left behind still holds its output: the
+			// run cannot be called complete, and exiting kills the holder.
+			err = refuse(StageSupervision, ErrOutputHeld)
+		case <-l.eofC:
+			err = l.inputDone()
+		case <-l.graceC:
+			killAll()
+			err = shutdownCode(int(l.stopSig))
+		case <-l.tidyC:
+			l.tidyC = nil
+			debug.FreeOSMemory()
+		}
+		if err == nil && l.stage == StageSupervision {
+			err = l.settle()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// leased applies a lease observation: expiry ends the run at any stage; the
+// first renewal opens launch input.
+func (l *loop) leased(renewed bool, err error) error {
+	if err != nil {
+		return expired()
+	}
+	if renewed && l.stage == StageInitialRenewal {
+		l.stage = StageLaunchInput
+		// A host writes the prelude as it starts the init, so it is
+		// usually all there by now: read it on the loop, with no handoff
+		// to a reading goroutine. Whatever is still to come is read on
+		// one, so the lease is watched while a slow host trickles it in.
+		p := new(preludeRead)
+		if r, done := p.advance(false); done {
+			return l.launch(r)
+		}
+		l.prelude = make(chan preludeResult, 1)
+		go func() {
+			r, _ := p.advance(true)
+			l.prelude <- r
+		}()
+	}
+	return nil
+}
+
+// preludeRead is the launch prelude read from fd 0 so far: the header,
+// then the body. Reads are sized to what is still missing, so no byte
+// meant for the peer is consumed.
+type preludeRead struct {
+	hdr  [launch.HeaderSize]byte
+	body []byte // nil until the header is complete
+	n    int    // bytes of the current part read
+}
+
+// advance reads the prelude on: until it is complete or fails (done), or,
+// with wait false, until fd 0 has nothing ready (a zero-timeout poll
+// before every read, so the loop never blocks).
+func (p *preludeRead) advance(wait bool) (r preludeResult, done bool) {
+	for {
+		part := p.hdr[:]
+		if p.body != nil {
+			part = p.body
+		}
+		if p.n == len(part) {
+			if p.body != nil {
+				return preludeResult{body: p.body}, true
+			}
+			n, err := launch.ParseLength(p.hdr)
+			if err != nil {
+				return preludeResult{err: err}, true
+			}
+			p.body, p.n = make([]byte, n), 0
+			continue
+		}
+		if !wait && !pollNow(0, unix.POLLIN) {
+			return preludeResult{}, false
+		}
+		k, err := readSome(0, part[p.n:])
+		if err != nil || k == 0 {
+			return preludeResult{err: launch.ErrTruncated}, true
+		}
+		p.n += k
+	}
+}
+
+// launch validates the prelude and spawns the peer. As in the reference, a
+// body that is not JSON fails at launch-input and a JSON value that cannot
+// be launched fails at peer-spawn.
+func (l *loop) launch(r preludeResult) error {
+	l.prelude = nil
+	if r.err != nil {
+		return refuse(StageLaunchInput, r.err)
+	}
+	spec, err := launch.Parse(r.body)
+	if errors.Is(err, launch.ErrSyntax) {
+		return refuse(StageLaunchInput, err)
+	}
+	l.stage = StagePeerSpawn
+	if err != nil {
+		return refuse(StagePeerSpawn, err)
+	}
+	<-l.sig.guarded
+	p, err := spawn(spec)
+	if err != nil {
+		return refuse(StagePeerSpawn, err)
+	}
+	l.peer = p
+	l.reaper.SetPeer(p.pid)
+	l.exited = make(chan struct{}, 1)
+	watchExit(p.pidfd, l.exited)
+	l.stage = StageSupervision
+	l.fwd = make(chan forwarded, 3)
+	l.open = 2
+	go func() {
+		forward(streamIn, p.stdin, 0, l.fwd)
+	}()
+	go forward(streamOut, 1, p.stdout, l.fwd)
+	go forward(streamErr, 2, p.stderr, l.fwd)
+	// The prelude (up to 1 MiB, with the env's secrets) is garbage now:
+	// its memory goes back once the peer is under way (a collection and a
+	// scavenge now would delay a short peer's exit), so an idle init stays
+	// small.
+	r.body, spec = nil, launch.Spec{}
+	l.tidyC = time.After(tidyAfter)
+	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
+	// sit in the kernel or the poller. Changing it stops the world, so it
+	// happens here, while the peer starts, not on the init's start path.
+	runtime.GOMAXPROCS(procs)
+	return nil
+}
+
+func (l *loop) forwarded(f forwarded) error {
+	if f.s == streamIn {
+		// Close the peer's stdin so it sees EOF too. A write error means
+		// the peer closed its stdin, which is normal after a single-shot
+		// answer, and is not an input EOF.
+		unix.Close(l.peer.stdin)
+		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
+			l.eofC = time.After(CompletionWindow)
+		}
+		return nil
+	}
+	if f.err != nil {
+		// Output that cannot be delivered must never look like success.
+		return refuse(StageSupervision, ErrOutputLost)
+	}
+	l.open--
+	return nil
+}
+
+// settle applies the completion rule after every event of the supervision
+// stage: once the peer's exit is known and both outputs are drained, exit
+// with the peer's outcome; start the held-output clock at the peer's exit.
+func (l *loop) settle() error {
+	st, ok := l.reaper.Peer()
+	if !ok {
+		return nil
+	}
+	if l.ended.IsZero() {
+		l.ended = time.Now()
+		l.heldC = time.After(CompletionWindow)
+		l.eofC = nil
+	}
+	if l.open == 0 {
+		return peerOutcome(st)
+	}
+	return nil
+}
+
+// inputDone runs a completion window after host stdin reached EOF with the
+// peer still running: the host's end of input ends a single-shot session.
+// The peer is asked directly first, because a backlog of orphans may hide
+// an exit (and a nonzero code) the bounded sweeps have not reached yet.
+func (l *loop) inputDone() error {
+	l.eofC = nil
+	if _, ok := l.reaper.CheckPeer(); ok {
+		return nil // settle takes it from here
+	}
+	return exitcode.Silent(exitcode.OK)
+}
+
+func (l *loop) sweep() {
+	if _, more := l.reaper.Sweep(); more {
+		select {
+		case l.redo <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// stop forwards SIGTERM/SIGINT/SIGHUP to the peer's session and starts the
+// grace period; before a peer exists there is nothing to wait for.
+func (l *loop) stop(s unix.Signal) error {
+	if l.stopSig == 0 {
+		l.stopSig = s
+	}
+	if l.stage != StageSupervision {
+		return shutdownCode(int(s))
+	}
+	signalSession(l.peer.pid, s)
+	if l.graceC == nil {
+		l.graceC = time.After(l.cfg.Grace)
+	}
+	return nil
+}

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package pid1
+
+// Run refuses: loki-init needs Linux PID namespaces.
+func Run(Config) error { return refuse(StageInitialization, ErrUnsupported) }

@@ -1,0 +1,150 @@
+package pid1
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/launch"
+)
+
+// defaultPath is searched when the launch env has no PATH, as execvp does.
+const defaultPath = "/bin:/usr/bin"
+
+// peer is the spawned agent and the init's ends of its three pipes.
+type peer struct {
+	pid    int
+	pidfd  int // -1 when the kernel gives none (before Linux 5.3)
+	stdin  int // write end
+	stdout int // read end
+	stderr int // read end
+}
+
+// spawn starts the peer in its own session (so it and everything it starts
+// can be signalled as one), with fresh pipes as its stdio. Nothing but
+// those three descriptors crosses into it: every other descriptor of the
+// init is close-on-exec.
+func spawn(s launch.Spec) (peer, error) {
+	if !isDir(s.Cwd) {
+		return peer{}, ErrCwd
+	}
+	path, err := lookPath(s.Argv[0], s.Cwd, s.Env)
+	if err != nil {
+		return peer{}, err
+	}
+	var in, out, errp [2]int
+	if err := pipes(&in, &out, &errp); err != nil {
+		return peer{}, err
+	}
+	// Both pipes of each output hop are large, the host's included: a
+	// splice then moves up to 1 MiB per call.
+	for _, fd := range []int{in[1], out[1], errp[1], 1, 2} {
+		growPipe(fd)
+	}
+	pidfd := -1
+	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
+		Dir:   s.Cwd,
+		Env:   s.Environ(),
+		Files: []uintptr{uintptr(in[0]), uintptr(out[1]), uintptr(errp[1])},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
+	})
+	for _, fd := range []int{in[0], out[1], errp[1]} {
+		unix.Close(fd)
+	}
+	if err != nil {
+		for _, fd := range []int{in[1], out[0], errp[0]} {
+			unix.Close(fd)
+		}
+		return peer{}, classifyExec(err)
+	}
+	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0]}, nil
+}
+
+func pipes(ps ...*[2]int) error {
+	for i, p := range ps {
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			for _, q := range ps[:i] {
+				unix.Close(q[0])
+				unix.Close(q[1])
+			}
+			return fmt.Errorf("%w: pipe: %w", ErrSpawn, err)
+		}
+	}
+	return nil
+}
+
+// pipeSize is what the init asks for on every pipe its output crosses: the
+// default 64 KiB holds only 16 of the 4 KiB writes a typical peer makes,
+// so each splice would move a few pages and every side would wake far more
+// often. 1 MiB is the default pipe-max-size, allowed to any user.
+const pipeSize = 1 << 20
+
+// growPipe enlarges a pipe to pipeSize. It never shrinks one (the host may
+// have made fd 1 larger already), and failure (not a pipe, per-user
+// limits) just keeps the size it has.
+func growPipe(fd int) {
+	if n, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err != nil || n >= pipeSize {
+		return
+	}
+	unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
+}
+
+func classifyExec(err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EACCES),
+		errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.ENOTDIR),
+		errors.Is(err, unix.EISDIR), errors.Is(err, unix.ELOOP),
+		errors.Is(err, unix.ENAMETOOLONG), errors.Is(err, unix.EPERM):
+		return fmt.Errorf("%w: %w", launch.ErrNotExecutable, err)
+	}
+	return fmt.Errorf("%w: %w", ErrSpawn, err)
+}
+
+func isDir(p string) bool {
+	var st unix.Stat_t
+	return unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+}
+
+// lookPath resolves argv[0] the way the peer's own environment would: a
+// name with a slash is taken as is (relative to cwd), a bare name is looked
+// up in the launch env's PATH, never in the init's.
+func lookPath(name, cwd string, env map[string]string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		if !executable(p) {
+			return "", launch.ErrNotExecutable
+		}
+		return p, nil
+	}
+	search, ok := env["PATH"]
+	if !ok {
+		search = defaultPath
+	}
+	for _, dir := range filepath.SplitList(search) {
+		if dir == "" {
+			dir = "."
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(cwd, dir)
+		}
+		if p := filepath.Join(dir, name); executable(p) {
+			return p, nil
+		}
+	}
+	return "", launch.ErrNotExecutable
+}
+
+func executable(p string) bool {
+	var st unix.Stat_t
+	if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false
+	}
+	return unix.Access(p, unix.X_OK) == nil
+}

@@ -1,0 +1,217 @@
+//go:build unix
+
+package lineage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/proc/procid"
+)
+
+// cgroupEnabled lets tests exercise the containment without a cgroup.
+var cgroupEnabled = true
+
+// Start launches c as a tracked runner (see the package doc). Its errors
+// wrap ErrNotFound, ErrPermission or ErrLaunch; ExitCodeFor maps them.
+func Start(c Command) (*Runner, error) {
+	if len(c.Args) == 0 || c.Args[0] == "" {
+		return nil, fmt.Errorf("%w: empty command", ErrLaunch)
+	}
+	path, err := lookPath(c.Args[0], c.Env, c.Dir)
+	if err != nil {
+		return nil, err
+	}
+	src, treeWalk := newPlatformSource()
+	if src == nil {
+		return nil, fmt.Errorf("%w: %w", ErrLaunch, ErrUnsupported)
+	}
+	subreaper := becomeSubreaper()
+	token, nonce := randomHex(16), randomHex(16)
+	var cg *cgroup
+	if cgroupEnabled {
+		cg = newCgroup(token[:16])
+	}
+	r, start, err := spawn(c, src, path, token, nonce, cg)
+	if err != nil && cg != nil {
+		cg.remove() // clone3 into a cgroup can fail (EBUSY, old kernel): retry without
+		cg = nil
+		if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrPermission) {
+			r, start, err = spawn(c, src, path, token, nonce, nil)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		cg.closeFD()
+	}
+	r.tr = &tracker{
+		src: src, self: os.Getpid(), subreaper: subreaper, treeWalk: treeWalk,
+		leader: r.id, leaderStart: start, sid: r.id.PID(), token: token,
+		members:  map[int]*member{r.id.PID(): {id: r.id, start: start}},
+		rejected: map[int]uint64{}, dying: map[int]uint64{}, group: cg,
+		// The runner may fork the moment it execs: open the window now.
+		windowUntil: time.Now().Add(discoveryWindow),
+	}
+	return r, nil
+}
+
+// spawn starts the gate, records the identity, releases it and learns
+// whether the exec succeeded.
+func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runner, uint64, error) {
+	exe, err := selfExecutable()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: locating own executable: %w", ErrLaunch, err)
+	}
+	relR, relW, err := os.Pipe()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	defer relW.Close()
+	stR, stW, err := os.Pipe()
+	if err != nil {
+		relR.Close()
+		return nil, 0, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	defer stR.Close()
+	pidfd := -1
+	cmd := &exec.Cmd{
+		Path:        exe,
+		Args:        append([]string{gateArg0, path}, c.Args...),
+		Dir:         c.Dir,
+		Env:         childEnv(c.Env, token, nonce),
+		ExtraFiles:  []*os.File{relR, stW},
+		SysProcAttr: sysProcAttr(&pidfd, cg),
+	}
+	// Typed nil *os.File must not reach exec.Cmd's io.Reader/Writer fields.
+	if c.Stdin != nil {
+		cmd.Stdin = c.Stdin
+	}
+	if c.Stdout != nil {
+		cmd.Stdout = c.Stdout
+	}
+	if c.Stderr != nil {
+		cmd.Stderr = c.Stderr
+	}
+	err = cmd.Start()
+	relR.Close()
+	stW.Close()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrLaunch, err)
+	}
+	r := &Runner{cmd: cmd, pidfd: pidfd, done: make(chan struct{})}
+	abort := func(cause error) (*Runner, uint64, error) {
+		_ = cmd.Process.Kill() // still our unreaped child, blocked at the gate
+		_ = cmd.Wait()
+		if pidfd >= 0 {
+			closeFD(pidfd)
+		}
+		return nil, 0, cause
+	}
+	id, err := procid.Capture(cmd.Process.Pid)
+	if err != nil {
+		return abort(fmt.Errorf("%w: recording runner identity: %w", ErrLaunch, err))
+	}
+	if st, err := procid.Stat(id.PID()); err != nil || st.SID != id.PID() || st.PGID != id.PID() {
+		return abort(fmt.Errorf("%w: runner is not a session leader", ErrLaunch))
+	}
+	// The start time survives exec: what we read at the gate is the runner's.
+	st, err := src.stat(id.PID())
+	if err != nil {
+		return abort(fmt.Errorf("%w: reading runner start time: %w", ErrLaunch, err))
+	}
+	r.id = id
+	if _, err := relW.Write(releaseMessage(nonce)); err != nil {
+		return abort(fmt.Errorf("%w: releasing the exec gate: %w", ErrLaunch, err))
+	}
+	relW.Close()
+	var msg [4]byte
+	n, err := io.ReadFull(stR, msg[:])
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		// EOF: the status pipe closed on exec, the runner is running.
+	case n == 4:
+		errno := unix.Errno(binary.BigEndian.Uint32(msg[:]))
+		_ = cmd.Wait()
+		if pidfd >= 0 {
+			closeFD(pidfd)
+		}
+		return nil, 0, fmt.Errorf("%w: exec %s: %s", classifyExec(errno), filepath.Base(path), errno.Error())
+	default:
+		return abort(fmt.Errorf("%w: exec gate status: %v", ErrLaunch, err))
+	}
+	go r.wait()
+	return r, st.start, nil
+}
+
+// lookPath resolves name like execvp would, with the child's PATH, relative
+// to the child's directory.
+func lookPath(name string, env []string, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		return p, checkExecutable(p, name)
+	}
+	pathEnv := "/usr/local/bin:/usr/bin:/bin"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	denied := false
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		err := checkExecutable(p, name)
+		if err == nil {
+			return p, nil
+		}
+		if errors.Is(err, ErrPermission) {
+			denied = true
+		}
+	}
+	if denied {
+		return "", fmt.Errorf("%w: %s", ErrPermission, name)
+	}
+	return "", fmt.Errorf("%w: %s", ErrNotFound, name)
+}
+
+func checkExecutable(p, name string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%w: %s", ErrPermission, name)
+		}
+		return fmt.Errorf("%w: %s", ErrNotFound, name)
+	}
+	if fi.IsDir() || unix.Access(p, unix.X_OK) != nil {
+		return fmt.Errorf("%w: %s", ErrPermission, name)
+	}
+	return nil
+}
+
+func signalOf(ps *os.ProcessState) (int, bool) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return int(ws.Signal()), true
+}

@@ -1,0 +1,111 @@
+package docker
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestArgs(t *testing.T) {
+	base := Options{
+		Image: "debian:12", Init: "/opt/loki/bin/loki-init", ControlDir: "/run/loki/session-1/control",
+		InitArgs: []string{"-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s"},
+		Name:     "loki-abc", PidsLimit: 4096,
+	}
+	common := []string{"docker", "run", "-i", "--rm",
+		"--name", "loki-abc",
+		"--entrypoint", "/.loki/init",
+		"--mount", "type=bind,source=/opt/loki/bin/loki-init,target=/.loki/init,readonly",
+		"--mount", "type=bind,source=/run/loki/session-1/control,target=/.loki/control,readonly",
+		"--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges",
+		"--log-driver", "none",
+		"--pids-limit", "4096",
+	}
+	tail := []string{"debian:12", "-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s", "/.loki/control"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		edit func(*Options)
+		want []string
+	}{
+		{"defaults: read-only root with tmpfs /tmp", func(*Options) {},
+			cat(common, []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
+		{"writable root, user and a volume", func(o *Options) {
+			o.WritableRootfs, o.User, o.Binds = true, "1000:1000", []string{"/src:/work"}
+		}, cat(common, []string{"--user", "1000:1000", "--volume", "/src:/work"}, tail)},
+		{"cid file", func(o *Options) { o.CIDFile = "/run/loki/session-1/scratch/docker.cid" },
+			cat(common, []string{"--read-only", "--tmpfs", "/tmp", "--cidfile", "/run/loki/session-1/scratch/docker.cid"}, tail)},
+		{"custom CLI path, no pids limit", func(o *Options) { o.Docker, o.PidsLimit = "/usr/local/bin/docker", 0 },
+			cat([]string{"/usr/local/bin/docker"}, common[1:len(common)-2], []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base
+			tc.edit(&o)
+			got, err := Args(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Args:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestArgsRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+	}{
+		{"no image", Options{Init: "/i", ControlDir: "/c"}},
+		{"comma in a mount source", Options{Image: "x", Init: "/a,b", ControlDir: "/c"}},
+		{"quote in the control dir", Options{Image: "x", Init: "/i", ControlDir: "/c\""}},
+		{"relative bind source", Options{Image: "x", Init: "/i", ControlDir: "/c", Binds: []string{"src:/work"}}},
+		{"bind mode not ro or rw", Options{Image: "x", Init: "/i", ControlDir: "/c", Binds: []string{"/src:/work:z"}}},
+		{"bind inside the control root", Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control",
+			ControlRoot: testRoot, Binds: []string{testRoot + "/s2:/work"}}},
+		{"bind of the control root itself", Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control",
+			ControlRoot: testRoot, Binds: []string{testRoot + ":/work:ro"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Args(tc.o); !errors.Is(err, ErrOptions) {
+				t.Fatalf("Args(%+v) = %v, want ErrOptions", tc.o, err)
+			}
+		})
+	}
+}
+
+// testRoot is a control root that does not exist here (no symlink to
+// resolve), like /run/loki on a host.
+const testRoot = "/nonexistent-loki/run"
+
+// A bind that would show the host's control root (every session's lease)
+// gets an empty read-only tmpfs over that view, as in the oci backend.
+func TestControlRootMasked(t *testing.T) {
+	o := Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control", ControlRoot: testRoot,
+		Binds: []string{"/nonexistent-loki:/host:ro", "/usr:/usr:ro"}}
+	got, err := Args(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var masks []string
+	for i, a := range got {
+		if a == "--mount" && i+1 < len(got) && strings.HasPrefix(got[i+1], "type=tmpfs,") {
+			masks = append(masks, got[i+1])
+		}
+	}
+	want := []string{"type=tmpfs,destination=/host/run,readonly,tmpfs-mode=0700,tmpfs-size=65536"}
+	if !reflect.DeepEqual(masks, want) {
+		t.Fatalf("masks %q, want %q (args %q)", masks, want, got)
+	}
+}

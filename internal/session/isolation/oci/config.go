@@ -1,0 +1,255 @@
+package oci
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// Fixed paths inside the container.
+const (
+	InitPath    = "/.loki/init"
+	ControlPath = "/.loki/control"
+)
+
+// SpecVersion is the ociVersion written: the oldest one with every field
+// used here, so that the runtimes Debian ships (crun 1.8, runc 1.1) accept it.
+const SpecVersion = "1.0.2"
+
+// DefaultPidsLimit bounds the number of tasks in the container.
+const DefaultPidsLimit = 4096
+
+// ErrOptions reports an unusable Options value.
+var ErrOptions = errors.New("invalid OCI bundle options")
+
+// Bind is an extra host directory exposed in the container (e.g. the
+// workspace).
+type Bind struct {
+	Source, Destination string
+	ReadOnly            bool
+}
+
+// ParseBind parses SRC:DST[:ro|:rw].
+func ParseBind(s string) (Bind, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Bind{}, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw]", ErrOptions, s)
+	}
+	b := Bind{Source: parts[0], Destination: parts[1]}
+	if len(parts) == 3 {
+		switch parts[2] {
+		case "ro":
+			b.ReadOnly = true
+		case "rw":
+		default:
+			return Bind{}, fmt.Errorf("%w: --bind %q: mode must be ro or rw", ErrOptions, s)
+		}
+	}
+	if !filepath.IsAbs(b.Source) || !filepath.IsAbs(b.Destination) {
+		return Bind{}, fmt.Errorf("%w: --bind %q: both paths must be absolute", ErrOptions, s)
+	}
+	return b, nil
+}
+
+// Options are the inputs of Config.
+type Options struct {
+	Rootfs     string // host path of the root filesystem
+	Init       string // host path of the static loki-init
+	ControlDir string // host path of the control dir
+	// ControlRoot is the host dir holding every session's dir (other
+	// sessions' leases): no view of it reaches the peer. "" protects
+	// ControlDir alone (a bundle made by hand: oci-spec).
+	ControlRoot string
+	InitArgs    []string
+	// PidsLimit > 0 sets linux.resources.pids.limit.
+	PidsLimit int64
+	// WritableRootfs leaves the root filesystem writable.
+	WritableRootfs bool
+	UID, GID       uint32
+	Hostname       string
+	Binds          []Bind
+}
+
+func (o Options) validate() error {
+	for name, p := range map[string]string{"rootfs": o.Rootfs, "loki-init": o.Init, "control dir": o.ControlDir} {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("%w: %s path %q is not absolute", ErrOptions, name, p)
+		}
+	}
+	return nil
+}
+
+// Config returns the runtime-spec configuration for one session.
+func Config(o Options) (*specs.Spec, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	noCaps := &specs.LinuxCapabilities{
+		Bounding: []string{}, Effective: []string{}, Inheritable: []string{},
+		Permitted: []string{}, Ambient: []string{},
+	}
+	args := append([]string{InitPath}, o.InitArgs...)
+	args = append(args, ControlPath)
+	hostname := o.Hostname
+	if hostname == "" {
+		hostname = "loki"
+	}
+	ms, err := mounts(o)
+	if err != nil {
+		return nil, err
+	}
+	s := &specs.Spec{
+		Version: SpecVersion,
+		Process: &specs.Process{
+			User:            specs.User{UID: o.UID, GID: o.GID},
+			Args:            args,
+			Env:             []string{}, // the peer's env travels in the prelude only
+			Cwd:             "/",
+			Capabilities:    noCaps,
+			NoNewPrivileges: true,
+		},
+		Root:     &specs.Root{Path: o.Rootfs, Readonly: !o.WritableRootfs},
+		Hostname: hostname,
+		Mounts:   ms,
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
+				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
+			},
+			MaskedPaths: []string{
+				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
+				"/sys/firmware", "/sys/devices/virtual/powercap",
+			},
+			ReadonlyPaths: []string{
+				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+			},
+		},
+	}
+	if o.PidsLimit > 0 {
+		limit := o.PidsLimit
+		s.Linux.Resources = &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &limit}}
+	}
+	return s, nil
+}
+
+func mounts(o Options) ([]specs.Mount, error) {
+	ms := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		{Destination: InitPath, Type: "bind", Source: o.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}},
+		{Destination: ControlPath, Type: "bind", Source: o.ControlDir, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}},
+	}
+	for _, b := range o.Binds {
+		opts := []string{"rbind", "nosuid", "nodev"}
+		if b.ReadOnly {
+			opts = append(opts, "ro")
+		}
+		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: opts})
+	}
+	masks, err := controlRootMasks(o)
+	if err != nil {
+		return nil, err
+	}
+	return append(ms, masks...), nil
+}
+
+// hiddenByTmpfs are the container's own tmpfs mounts (see mounts): host
+// content under them is not visible and needs no mask.
+var hiddenByTmpfs = []string{"/tmp", "/dev"}
+
+// controlRootMasks covers every place where the rootfs or a bind would show
+// the host's control root with an empty read-only tmpfs. They come last so
+// that no later mount uncovers them; the session's own control dir stays
+// reachable at ControlPath.
+func controlRootMasks(o Options) ([]specs.Mount, error) {
+	root := o.ControlRoot
+	if root == "" {
+		root = o.ControlDir
+	}
+	views := append([]Bind{{Source: o.Rootfs, Destination: "/"}}, o.Binds...)
+	dests, err := ControlRootViews(root, views, hiddenByTmpfs)
+	if err != nil {
+		return nil, err
+	}
+	var masks []specs.Mount
+	for _, d := range dests {
+		masks = append(masks, specs.Mount{Destination: d, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0700", "size=64k"}})
+	}
+	return masks, nil
+}
+
+// ControlRootViews lists the container paths where the views (the rootfs
+// at "/", binds) would show the host's control root: it holds every
+// session's lease, and a peer that could write another session's lease
+// could keep that session alive after its host stopped renewing, so each
+// of those paths must be masked. A view whose source is inside the control
+// root is refused (ErrOptions): no mask could cover it. hiddenInRootfs are
+// container paths the rootfs view does not show (the container's own
+// tmpfs mounts).
+func ControlRootViews(root string, views []Bind, hiddenInRootfs []string) ([]string, error) {
+	root = realPath(root)
+	var dests []string
+	for _, v := range views {
+		src := realPath(v.Source)
+		if rel, ok := within(src, root); ok && rel != "." {
+			return nil, fmt.Errorf("%w: %s is inside the control root %s (other sessions' leases)", ErrOptions, v.Source, root)
+		}
+		rel, ok := within(root, src)
+		if !ok {
+			continue
+		}
+		dest := filepath.Join(v.Destination, rel)
+		if v.Destination == "/" && underAny(dest, hiddenInRootfs) {
+			continue
+		}
+		dests = append(dests, dest)
+	}
+	return dests, nil
+}
+
+// within reports whether path is dir or below it, and path relative to dir.
+func within(path, dir string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", false
+	}
+	return rel, true
+}
+
+func underAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if _, ok := within(path, d); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// realPath resolves symlinks where the path exists, so that /var/run/loki
+// and /run/loki are recognised as one directory.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// Marshal renders a config as runtimes read it.
+func Marshal(s *specs.Spec) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "\t")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

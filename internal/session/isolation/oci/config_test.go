@@ -1,0 +1,180 @@
+package oci
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// TestConfig decodes the rendered config strictly into the runtime-spec
+// types and checks every promise of the package doc.
+func TestConfig(t *testing.T) {
+	s, err := Config(Options{Rootfs: "/r", Init: "/bin/loki-init", ControlDir: "/run/loki/s/control",
+		InitArgs: []string{"-lease-duration", "5s"}, PidsLimit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got specs.Spec
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil {
+		t.Fatalf("not a runtime-spec config: %v", err)
+	}
+	p := got.Process
+	if want := []string{InitPath, "-lease-duration", "5s", ControlPath}; !equal(p.Args, want) {
+		t.Errorf("args %v, want %v", p.Args, want)
+	}
+	if !p.NoNewPrivileges || len(p.Env) != 0 {
+		t.Errorf("noNewPrivileges %v env %v", p.NoNewPrivileges, p.Env)
+	}
+	c := p.Capabilities
+	if c == nil || len(c.Bounding)+len(c.Effective)+len(c.Permitted)+len(c.Inheritable)+len(c.Ambient) != 0 {
+		t.Errorf("capabilities not empty: %+v", c)
+	}
+	if !got.Root.Readonly {
+		t.Error("root is writable")
+	}
+	ns := map[specs.LinuxNamespaceType]bool{}
+	for _, n := range got.Linux.Namespaces {
+		ns[n.Type] = true
+	}
+	for _, n := range []specs.LinuxNamespaceType{specs.PIDNamespace, specs.MountNamespace, specs.IPCNamespace, specs.UTSNamespace} {
+		if !ns[n] {
+			t.Errorf("namespace %s missing", n)
+		}
+	}
+	if got.Linux.Resources == nil || *got.Linux.Resources.Pids.Limit != 100 {
+		t.Error("pids limit missing")
+	}
+	found := false
+	for _, m := range got.Mounts {
+		if m.Destination == ControlPath {
+			found = m.Source == "/run/loki/s/control" && contains(m.Options, "ro") && contains(m.Options, "bind")
+		}
+	}
+	if !found {
+		t.Error("control dir is not bind-mounted read-only")
+	}
+}
+
+// TestControlRootMasked: wherever the rootfs or a bind shows the host's
+// control root (every session's lease), an empty read-only tmpfs covers it.
+func TestControlRootMasked(t *testing.T) {
+	root := "/nonexistent-loki/run" // not under the container's own /tmp
+	control := filepath.Join(root, "session-1", "control")
+	tests := []struct {
+		name   string
+		rootfs string
+		binds  []Bind
+		want   []string // mask destinations
+		fails  bool
+	}{
+		{"separate rootfs", "/nonexistent-rootfs", nil, nil, false},
+		{"host root", "/", nil, []string{root}, false},
+		{"rootfs is the parent", filepath.Dir(root), nil, []string{"/" + filepath.Base(root)}, false},
+		{"bind of the parent", "/r", []Bind{{Source: filepath.Dir(root), Destination: "/h"}}, []string{"/h/" + filepath.Base(root)}, false},
+		{"bind of the root itself", "/r", []Bind{{Source: root, Destination: "/h"}}, []string{"/h"}, false},
+		{"bind inside the root", "/r", []Bind{{Source: filepath.Join(root, "session-2"), Destination: "/h"}}, nil, true},
+		{"unrelated bind", "/r", []Bind{{Source: "/usr", Destination: "/usr"}}, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Config(Options{Rootfs: tc.rootfs, Init: "/bin/loki-init", ControlDir: control, ControlRoot: root, Binds: tc.binds})
+			if tc.fails {
+				if !errors.Is(err, ErrOptions) {
+					t.Fatalf("err %v, want ErrOptions", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range s.Mounts {
+				if m.Type == "tmpfs" && contains(m.Options, "ro") {
+					got = append(got, m.Destination)
+				}
+			}
+			if !equal(got, tc.want) {
+				t.Errorf("masks %v, want %v", got, tc.want)
+			}
+			if len(got) > 0 && s.Mounts[len(s.Mounts)-1].Destination != got[len(got)-1] {
+				t.Error("a mask is not the last mount: a later bind could uncover it")
+			}
+		})
+	}
+}
+
+// A control root under /tmp is already hidden by the container's own /tmp.
+func TestControlRootUnderTmpNeedsNoMask(t *testing.T) {
+	s, err := Config(Options{Rootfs: "/", Init: "/bin/loki-init", ControlDir: "/tmp/loki-1000/session-1/control", ControlRoot: "/tmp/loki-1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s.Mounts {
+		if m.Type == "tmpfs" && contains(m.Options, "ro") {
+			t.Errorf("unneeded mask at %s", m.Destination)
+		}
+	}
+}
+
+// Without a control root (a bundle made by hand) the control dir itself is
+// what no view may show.
+func TestControlDirMaskedWithoutRoot(t *testing.T) {
+	s, err := Config(Options{Rootfs: "/", Init: "/bin/loki-init", ControlDir: "/nonexistent-loki/ctl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Mounts[len(s.Mounts)-1]; m.Destination != "/nonexistent-loki/ctl" || m.Type != "tmpfs" {
+		t.Errorf("last mount %+v, want a tmpfs over the control dir", m)
+	}
+}
+
+func TestParseBind(t *testing.T) {
+	tests := []struct {
+		in   string
+		ok   bool
+		want Bind
+	}{
+		{"/a:/b", true, Bind{Source: "/a", Destination: "/b"}},
+		{"/a:/b:ro", true, Bind{Source: "/a", Destination: "/b", ReadOnly: true}},
+		{"a:/b", false, Bind{}},
+		{"/a", false, Bind{}},
+		{"/a:/b:xx", false, Bind{}},
+	}
+	for _, tc := range tests {
+		got, err := ParseBind(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseBind(%q) = %+v, %v", tc.in, got, err)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

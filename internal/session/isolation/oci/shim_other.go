@@ -1,0 +1,15 @@
+//go:build !linux
+
+package oci
+
+import "syscall"
+
+// ShimCommand is the hidden loki-supervise subcommand (Linux only).
+const ShimCommand = "__oci-cgroup-shim"
+
+func shimAttr() *syscall.SysProcAttr { return nil }
+func needsHybridShim() bool          { return false }
+func pidsControllerAvailable() bool  { return false }
+
+// RunShim is unsupported outside Linux.
+func RunShim([]string) int { return 127 }

@@ -1,6 +1,0 @@
-// Package initsuite holds the end-to-end tests of the loki-init binary: each test
-// runs the real static binary as PID 1 of a fresh PID namespace (through
-// internal/pid1test), with a real host-side lease and prelude, and checks
-// the contract from outside: exit codes, stderr, streams and what is left
-// of the namespace afterwards.
-package initsuite
