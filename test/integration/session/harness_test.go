@@ -55,9 +55,16 @@ func noneBackend() backend {
 	}}
 }
 
+func dockerBackend() backend {
+	return backend{name: "docker", args: func(t *testing.T) []string {
+		docker := testutil.RequireDocker(t)
+		return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
+	}}
+}
+
 // relayBackends are those whose stdio, exit codes and signals are tested:
 // every lease backend plus none.
-func relayBackends() []backend { return append(allBackends(), noneBackend()) }
+func relayBackends() []backend { return append(allBackends(), noneBackend(), dockerBackend()) }
 
 var (
 	rootfsOnce sync.Once

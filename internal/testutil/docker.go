@@ -1,0 +1,69 @@
+package testutil
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BusyboxImage is the image test/images/busybox.sh builds by default.
+const BusyboxImage = "loki-test:busybox"
+
+var dockerOK = sync.OnceValues(func() (string, string) {
+	path, err := exec.LookPath("docker")
+	if err != nil {
+		return "", "the docker CLI is not installed (.ci/run installs docker.io)"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, path, "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		return "", "no Docker daemon answers `docker info` (.ci/run starts one): " + firstLine(out)
+	}
+	return path, ""
+})
+
+// RequireDocker skips (or fails under CI, where .ci/run starts dockerd)
+// unless root can reach a running Docker engine; it returns the CLI's path.
+func RequireDocker(t testing.TB) string {
+	t.Helper()
+	RequireRoot(t)
+	path, reason := dockerOK()
+	if reason != "" {
+		skipOrFail(t, reason)
+	}
+	return path
+}
+
+var imageMu sync.Mutex
+
+// DockerImage makes sure the local image tag exists, built by
+// test/images/busybox.sh with the given `docker import --change`
+// instructions, and returns tag. The image is kept for later runs.
+func DockerImage(t testing.TB, tag string, changes ...string) string {
+	t.Helper()
+	RequireDocker(t)
+	imageMu.Lock()
+	defer imageMu.Unlock()
+	args := []string{filepath.Join(ModuleRoot(t), "test", "images", "busybox.sh"), tag}
+	for _, c := range changes {
+		args = append(args, "--change", c)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "bash", args...).CombinedOutput(); err != nil {
+		t.Fatalf("build image %s: %v\n%s", tag, err, out)
+	}
+	return tag
+}
+
+func firstLine(b []byte) string {
+	for i, c := range b {
+		if c == '\n' {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
