@@ -47,8 +47,8 @@ func watchDir(dir string) watch {
 
 // stop removes the watch. It must run before the init exits: the kernel
 // frees a watch still attached at close only after an SRCU grace period,
-// and an exiting PID 1 waits for it (about 8 ms, the largest part of a
-// short session's start-to-exit time), while inotify_rm_watch hands the
+// and an exiting PID 1 waits for it (docs/loki-init.md has the cost),
+// while inotify_rm_watch hands the
 // mark to the kernel's background reaper and returns at once. The
 // descriptor itself stays open until exit (closing it would wait too).
 func (w watch) stop() {

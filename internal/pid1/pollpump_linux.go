@@ -12,15 +12,13 @@ import (
 )
 
 // Why a second pump: a forwarder blocked in splice(2) is a goroutine in a
-// blocking system call, and Go's scheduler reacts to every one of those.
-// Measured on a 2 GiB stream (peer and init sharing one CPU): ~19,000
-// sysmon wakeups, ~9,000 P handoffs and as many thread switches in the
-// init, each one preempting the peer; the stream ran at 0.3x of a bare
-// pipe. pumpPolled instead parks the forwarder in the runtime's poller
-// while the peer's pipe is empty, and moves data with non-blocking splices
-// issued as raw system calls (they return at once, so the scheduler need
-// not know about them): the only wakeup left is the poller's, once per
-// batch the peer wrote.
+// blocking system call, and Go's scheduler reacts to every one of those
+// with sysmon wakeups and P handoffs that preempt the peer (figures in
+// docs/loki-init.md). pumpPolled instead parks the forwarder in the
+// runtime's poller while the peer's pipe is empty, and moves data with
+// non-blocking splices issued as raw system calls (they return at once, so
+// the scheduler need not know about them): the only wakeup left is the
+// poller's, once per batch the peer wrote.
 
 // spliceBatch is how many splices one wakeup may run before yielding, so a
 // producer as fast as the forwarder cannot keep the loop from its timers.

@@ -43,8 +43,8 @@ func Run(cfg Config) error {
 
 // warmDecoder decodes a sample prelude while the init waits for the host's
 // first renewal: encoding/json's first decode of a type builds its caches
-// and touches code for the first time (0.1-0.2 ms, measured; 5 µs warm),
-// which the real prelude would otherwise wait for.
+// and touches code for the first time, which the real prelude would
+// otherwise wait for.
 func warmDecoder() {
 	launch.Parse([]byte(`{"argv":["/"],"cwd":"/","env":{"A":"b"}}`))
 }

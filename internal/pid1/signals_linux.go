@@ -34,8 +34,8 @@ type signals struct {
 // round trip to the runtime's signal thread.
 //
 // Catching a signal the runtime can be asked to notify costs two thread
-// handoffs (the runtime updates a signal mask on a thread of its own),
-// 0.05-1 ms each on a 2-vCPU VM. Only SIGTERM/SIGINT/SIGHUP are caught on
+// handoffs (the runtime updates a signal mask on a thread of its own; see
+// docs/loki-init.md). Only SIGTERM/SIGINT/SIGHUP are caught on
 // the start-up path, since an uncaught one would end the init with exit
 // code 2, a code the host would take for the peer's. The rest run on a
 // goroutine of their own, in parallel with the lease handshake: SIGCHLD

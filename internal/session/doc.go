@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package session runs one agent session: the peer command as the child of
 // a fresh loki-init, inside whatever isolation a Backend provides, with the
 // supervisor holding the lease.

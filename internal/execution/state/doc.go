@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package state owns the durable record of one execution (architecture.md,
 // Contract 4): $LOKI_DATA_DIR/dashboard/builds/<uuid>/ with state.json,
 // runner.log, spec.md and proof.json.

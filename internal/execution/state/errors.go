@@ -1,3 +1,5 @@
+//go:build unix
+
 package state
 
 import "errors"
@@ -13,6 +15,4 @@ var (
 	// ErrNotRegular: a file of the execution (runner.log) is a link or
 	// not a regular file, and is not followed.
 	ErrNotRegular = errors.New("execution file is a link or not a regular file")
-	// ErrUnsupported: file locking is not available on this platform.
-	ErrUnsupported = errors.New("execution state locking is not supported on this platform")
 )

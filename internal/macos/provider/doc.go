@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package provider answers one question before a confined build is
 // offered: can the selected provider CLI authenticate and answer a live
 // request from inside the exact Seatbelt boundary the build will get?

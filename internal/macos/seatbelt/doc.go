@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package seatbelt confines a local build on macOS with the kernel's
 // Seatbelt sandbox (sandbox-exec), inside the boundary of package boundary.
 //

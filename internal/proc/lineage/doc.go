@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package lineage starts a runner so that everything it starts can be found
 // and stopped, and then stops it.
 //

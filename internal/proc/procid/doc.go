@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package procid names processes by (pid, birth token), never by pid alone.
 //
 // A birth token records when a process started: on Linux

@@ -1,3 +1,5 @@
+//go:build unix
+
 package procid
 
 // Status is what the OS says about a live process.

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package treedigest computes the manifest-v3 digest of a git work tree: a
 // SHA-256 over the canonical JSON (package canonjson) of one entry per path
 // in the git index or on disk, so that a receipt written by the reference

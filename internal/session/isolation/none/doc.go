@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package none is the "none" isolation backend: no loki-init, no lease and
 // no namespace. The peer is started through internal/proc/lineage, so it is born
 // a session leader behind an exec gate (it cannot fork before it is

@@ -1,3 +1,5 @@
+//go:build unix
+
 package none
 
 import (
@@ -7,10 +9,6 @@ import (
 
 // Name is the --isolation value of this backend.
 const Name = "none"
-
-// ErrUnsupported: this platform cannot track the peer's lineage, so the
-// backend refuses rather than run something it could not stop.
-var ErrUnsupported = errors.New("the none backend needs lineage tracking (Linux or macOS)")
 
 // ErrEscaped reports a session whose lineage could not be fully stopped or
 // observed: something it started may still be running.

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package treedigest
-
-func isNotDir(error) bool { return false }
