@@ -7,8 +7,9 @@ import (
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
-// WaitUntil polls cond every 20 ms until it holds (true) or timeout passes
-// (false). For states no event announces, such as a process leaving /proc.
+// WaitUntil polls cond every 10 ms until it holds (true) or timeout passes
+// (false). For states no event announces, such as a process leaving /proc
+// or a file another process creates.
 func WaitUntil(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -18,7 +19,7 @@ func WaitUntil(timeout time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

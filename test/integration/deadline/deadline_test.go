@@ -133,7 +133,7 @@ func TestCancelThroughTheControlFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(bin, "deadline", "cancel", control).CombinedOutput()
-	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "mode 0644") {
+	if code := testutil.ExitCode(err); code != 1 || !strings.Contains(string(out), "mode 0644") {
 		t.Fatalf("cancel of a 0644 file: exit %d, %q", code, out)
 	}
 	select {
@@ -157,7 +157,7 @@ func TestCancelThroughTheControlFile(t *testing.T) {
 	}
 	// The file is gone, and a stale one for the dead process is refused.
 	out, err = exec.Command(bin, "deadline", "cancel", control).CombinedOutput()
-	if exitCode(err) != 1 {
+	if testutil.ExitCode(err) != 1 {
 		t.Fatalf("cancel of a missing file: %v %q", err, out)
 	}
 }
@@ -182,7 +182,7 @@ func TestBrokenPipe(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if code := exitCode(err); code != 141 {
+		if code := testutil.ExitCode(err); code != 141 {
 			t.Fatalf("exit %d, want 141", code)
 		}
 	case <-time.After(30 * time.Second):
@@ -209,7 +209,7 @@ func TestLaunchAndUsageErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := exec.Command(bin, append([]string{"deadline"}, c.args...)...).CombinedOutput()
-			if code := exitCode(err); code != c.code || !strings.Contains(string(out), c.msg) {
+			if code := testutil.ExitCode(err); code != c.code || !strings.Contains(string(out), c.msg) {
 				t.Fatalf("exit %d %q; want %d containing %q", code, out, c.code, c.msg)
 			}
 			if n := strings.Count(strings.TrimSpace(string(out)), "\n"); n != 0 {
@@ -217,14 +217,4 @@ func TestLaunchAndUsageErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	return -1
 }

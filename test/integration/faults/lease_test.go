@@ -5,7 +5,6 @@ package faults
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/pid1/pid1test"
 	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
 )
@@ -137,7 +135,7 @@ func startSession(t *testing.T, controlRoot string, peer ...string) *session {
 	}
 	go s.read(stdout)
 	t.Cleanup(s.kill)
-	if !pid1test.WaitFor(wait, func() bool { s.init, s.ns = initOf(s.cmd.Process.Pid); return s.init > 0 }) {
+	if !testutil.WaitUntil(wait, func() bool { s.init, s.ns = initOf(s.cmd.Process.Pid); return s.init > 0 }) {
 		t.Fatal("the session's loki-init never appeared")
 	}
 	return s
@@ -208,13 +206,13 @@ func (s *session) freezeHost(t *testing.T) time.Duration {
 	t.Helper()
 	s.cmd.Process.Signal(syscall.SIGSTOP)
 	stopped := time.Now()
-	empty := func() bool { return len(liveMembers(s.ns)) == 0 }
-	if pid1test.WaitFor(leaseDur/2, empty) {
+	empty := func() bool { return len(testutil.LiveNamespacePIDs(s.ns)) == 0 }
+	if testutil.WaitUntil(leaseDur/2, empty) {
 		t.Fatalf("session ended %v after the stop, before its lease could expire", time.Since(stopped))
 	}
 	bound := leaseDur + poll + slack
-	if !pid1test.WaitFor(bound, empty) {
-		t.Fatalf("session still alive %v after its host stopped renewing: %v", bound, liveMembers(s.ns))
+	if !testutil.WaitUntil(bound, empty) {
+		t.Fatalf("session still alive %v after its host stopped renewing: %v", bound, testutil.LiveNamespacePIDs(s.ns))
 	}
 	return time.Since(stopped)
 }
@@ -236,7 +234,7 @@ func (s *session) resume(t *testing.T) int {
 // kill ends the session: its loki-init (PID 1 of the namespace this test
 // made, so the namespace goes with it) and the supervisor (our child).
 func (s *session) kill() {
-	if s.init > 0 && pidNS(s.init) == s.ns {
+	if s.init > 0 && testutil.PIDNamespace(s.init) == s.ns {
 		syscall.Kill(s.init, syscall.SIGKILL)
 	}
 	s.cmd.Process.Signal(syscall.SIGCONT)
@@ -251,7 +249,7 @@ func (s *session) kill() {
 // initOf finds the child of the supervisor that lives in another PID
 // namespace: the session's loki-init.
 func initOf(sup int) (int, string) {
-	own := pidNS(sup)
+	own := testutil.PIDNamespace(sup)
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -262,26 +260,9 @@ func initOf(sup int) (int, string) {
 		if err != nil || st.PPID != sup {
 			continue
 		}
-		if ns := pidNS(pid); ns != "" && ns != own {
+		if ns := testutil.PIDNamespace(pid); ns != "" && ns != own {
 			return pid, ns
 		}
 	}
 	return 0, ""
-}
-
-// liveMembers lists the processes of ns that are not zombies (a dead init
-// stays a zombie while its frozen supervisor cannot reap it).
-func liveMembers(ns string) []int {
-	var live []int
-	for _, pid := range pid1test.NamespacePIDs(ns) {
-		if st, err := procid.Stat(pid); err == nil && st.State != 'Z' && st.State != 'X' {
-			live = append(live, pid)
-		}
-	}
-	return live
-}
-
-func pidNS(pid int) string {
-	link, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
-	return link
 }

@@ -58,7 +58,7 @@ func markerDir(t *testing.T) string {
 func waitFile(t *testing.T, path string) string {
 	t.Helper()
 	var b []byte
-	ok := pid1test.WaitFor(waitShort, func() bool {
+	ok := testutil.WaitUntil(waitShort, func() bool {
 		var err error
 		b, err = os.ReadFile(path)
 		return err == nil && strings.HasSuffix(string(b), "\n")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/pid1/pid1test"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // A lease that is never renewed after the init started (the only value
@@ -58,7 +59,7 @@ func TestLeaseEnforcedDuringLaunchInput(t *testing.T) {
 	t.Parallel()
 	s := start(t, pid1test.Config{Flags: []string{"-lease-duration", "2s"}, Prelude: []byte{0, 0},
 		KeepStdinOpen: true, RenewEvery: 200 * time.Millisecond})
-	if !pid1test.WaitFor(waitShort, func() bool { return s.Renewals() >= 5 }) {
+	if !testutil.WaitUntil(waitShort, func() bool { return s.Renewals() >= 5 }) {
 		t.Fatal("renewer did not run")
 	}
 	last := s.StopRenewing()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/pid1/pid1test"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // A prelude near the 1 MiB limit (the env of an agent with large tokens)
@@ -29,7 +30,7 @@ func TestLargePreludeMemoryIsReturned(t *testing.T) {
 	waitFile(t, marks+"/up")
 	const limit = 5 << 20
 	var rss int64
-	small := pid1test.WaitFor(10*time.Second, func() bool {
+	small := testutil.WaitUntil(10*time.Second, func() bool {
 		rss = vmRSS(t, s.PID())
 		return rss <= limit
 	})

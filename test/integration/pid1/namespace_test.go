@@ -29,7 +29,7 @@ while [ ! -e ` + proceed + ` ]; do sleep 0.05; done
 exit 0`)})
 	waitFile(t, ready)
 	var pids []int
-	if !pid1test.WaitFor(waitShort, func() bool { pids = s.PIDs(); return len(pids) >= 6 }) {
+	if !testutil.WaitUntil(waitShort, func() bool { pids = s.PIDs(); return len(pids) >= 6 }) {
 		t.Fatalf("expected the init, the peer and 4 daemons, saw %v", pids)
 	}
 	if err := os.WriteFile(proceed, nil, 0o644); err != nil {

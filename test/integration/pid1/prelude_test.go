@@ -13,6 +13,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/pid1/pid1test"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 func frame(body string) []byte {
@@ -100,7 +101,7 @@ func TestPreludeArrivingInPieces(t *testing.T) {
 		defer feed.Close()
 		// The rest of the header and half the body once the init is past
 		// its first renewal, the remainder and the peer's bytes later.
-		if !pid1test.WaitFor(waitShort, func() bool { return s.Renewals() >= 2 }) {
+		if !testutil.WaitUntil(waitShort, func() bool { return s.Renewals() >= 2 }) {
 			return
 		}
 		half := 4 + (len(prelude)-4)/2

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -171,26 +170,13 @@ func waitBounded(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return exitCode(err)
+		return testutil.ExitCode(err)
 	case <-time.After(timeout):
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("loki-supervise did not finish within %v", timeout)
 		return -1
 	}
-}
-
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return -1
 }
 
 // lineReader reads lines from a pipe with a deadline per line.
@@ -253,26 +239,4 @@ func descendants(pid int) []procid.Identity {
 		}
 	}
 	return out
-}
-
-// pidNamespace returns "pid:[inode]" of a process, "" when unreadable.
-func pidNamespace(pid int) string {
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
-	if err != nil {
-		return ""
-	}
-	return link
-}
-
-// namespaceMembers lists the host pids currently in the PID namespace ns.
-func namespaceMembers(ns string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err == nil && pidNamespace(p) == ns {
-			pids = append(pids, p)
-		}
-	}
-	return pids
 }

@@ -174,8 +174,8 @@ func TestSupervisorKill9(t *testing.T) {
 				t.Fatalf("the two background sleeps were not found among %v", session)
 			}
 			t.Cleanup(func() { testutil.KillLeftovers(session) })
-			ns := pidNamespace(sleepers(session)[0].PID())
-			if ns == "" || ns == pidNamespace(os.Getpid()) {
+			ns := testutil.PIDNamespace(sleepers(session)[0].PID())
+			if ns == "" || ns == testutil.PIDNamespace(os.Getpid()) {
 				t.Fatalf("peer is not in a namespace of its own (%q)", ns)
 			}
 			cmd.Process.Signal(syscall.SIGKILL)
@@ -188,8 +188,8 @@ func TestSupervisorKill9(t *testing.T) {
 				}
 			}
 			bound := leaseDur + poll + slack
-			if !testutil.WaitUntil(bound, func() bool { return len(testutil.Alive(session)) == 0 && len(namespaceMembers(ns)) == 0 }) {
-				t.Fatalf("after %v still alive: %v; in %s: %v", bound, testutil.Alive(session), ns, namespaceMembers(ns))
+			if !testutil.WaitUntil(bound, func() bool { return len(testutil.Alive(session)) == 0 && len(testutil.NamespacePIDs(ns)) == 0 }) {
+				t.Fatalf("after %v still alive: %v; in %s: %v", bound, testutil.Alive(session), ns, testutil.NamespacePIDs(ns))
 			}
 			t.Logf("session gone %v after kill -9 (lease %v)", time.Since(killedAt).Round(time.Millisecond), leaseDur)
 		})

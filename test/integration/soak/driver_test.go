@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 	"github.com/loki-sh/loki/test/integration/soak/internal/pattern"
 )
 
@@ -107,7 +108,7 @@ func drive(tl tools, controlRoot string, s *sampler, p plan) (o outcome) {
 	waitErr := cmd.Wait()
 	o.end = time.Now()
 	if cmd.ProcessState != nil {
-		o.code = exitCode(cmd.ProcessState)
+		o.code = testutil.ExitStatus(cmd.ProcessState)
 	} else {
 		o.err = errors.Join(o.err, fmt.Errorf("wait: %w", waitErr))
 	}
@@ -130,10 +131,10 @@ func (o *outcome) converse(cmd *exec.Cmd, in *os.File, out *bufio.Reader) error 
 	// The peer (and its background child) runs: capture the session's
 	// processes and namespace now, while the supervisor is alive.
 	if o.initPID = initOf(o.pid); o.initPID != 0 {
-		o.ns = pidNamespace(o.initPID)
+		o.ns = testutil.PIDNamespace(o.initPID)
 	}
 	o.members = tree(o.pid)
-	if o.ns == "" || o.ns == pidNamespace(os.Getpid()) {
+	if o.ns == "" || o.ns == testutil.PIDNamespace(os.Getpid()) {
 		return fmt.Errorf("no private PID namespace found (init %d, %q)", initOf(o.pid), o.ns)
 	}
 	if err := o.rounds(in, out); err != nil {

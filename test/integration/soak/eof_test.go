@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // TestStdinEOFRule: a client that pipes one request in and closes stdin.
@@ -45,7 +47,7 @@ func TestStdinEOFRule(t *testing.T) {
 				<-done
 				t.Fatal("session did not end within a minute")
 			}
-			if code := exitCode(cmd.ProcessState); code != tc.code || out.String() != tc.out {
+			if code := testutil.ExitStatus(cmd.ProcessState); code != tc.code || out.String() != tc.out {
 				t.Fatalf("exit %d, stdout %q; want exit %d and %q", code, out.String(), tc.code, tc.out)
 			}
 		})

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -146,36 +145,6 @@ func initOf(sup int) int {
 		}
 	}
 	return 0
-}
-
-// pidNamespace returns "pid:[inode]" of a process, "" when unreadable.
-func pidNamespace(pid int) string {
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
-	if err != nil {
-		return ""
-	}
-	return link
-}
-
-// namespaceMembers maps each of the wanted PID namespaces to the host pids
-// still in it; zombies count as gone (they run nothing and hold nothing).
-func namespaceMembers(want map[string]bool) map[string][]int {
-	found := map[string][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		ns := pidNamespace(p)
-		if !want[ns] {
-			continue
-		}
-		if st, err := procid.Stat(p); err == nil && st.State != 'Z' && st.State != 'X' {
-			found[ns] = append(found[ns], p)
-		}
-	}
-	return found
 }
 
 // describe names each leftover process: pid, state, command.
@@ -319,12 +288,4 @@ func (c *capped) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.b.String()
-}
-
-// exitCode is a finished command's code, 128+N for death by signal N.
-func exitCode(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // runEnv is one private loki installation for durable executions.
@@ -357,7 +358,7 @@ func (e *runEnv) runOne(x *execution, sleep time.Duration) {
 		<-done
 		x.startErr = errors.New("the supervisor did not end within 2 minutes")
 	}
-	x.supCode = exitCode(cmd.ProcessState)
+	x.supCode = testutil.ExitStatus(cmd.ProcessState)
 	x.supErr = stderr.String()
 }
 
@@ -474,7 +475,7 @@ func (e *runEnv) killOne(x *execution, sleep time.Duration) {
 		<-done
 		x.startErr = errors.New("the supervisor did not end within 2 minutes")
 	}
-	x.supCode = exitCode(cmd.ProcessState)
+	x.supCode = testutil.ExitStatus(cmd.ProcessState)
 	x.supErr = stderr.String()
 }
 

@@ -155,8 +155,10 @@ func lostBytes(outs []outcome) int64 {
 func checkNothingLeft(t *testing.T, namespaces map[string]bool, all []procid.Identity, root string, baseFDs int) {
 	t.Helper()
 	settled := time.Now()
-	if !testutil.WaitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(testutil.Alive(all)) == 0 }) {
-		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), testutil.Alive(all))
+	if !testutil.WaitUntil(10*time.Second, func() bool {
+		return len(testutil.NamespaceMembers(namespaces, true)) == 0 && len(testutil.Alive(all)) == 0
+	}) {
+		t.Errorf("left behind: in namespaces %v; processes %v", describe(testutil.NamespaceMembers(namespaces, true)), testutil.Alive(all))
 	} else if d := time.Since(settled); d > 100*time.Millisecond {
 		t.Logf("the last namespace emptied %v after the last supervisor exited", d.Round(time.Millisecond))
 	}
@@ -249,8 +251,10 @@ func TestSessionKill9(t *testing.T) {
 	t.Cleanup(func() { testutil.KillLeftovers(all) })
 	reportErrors(t, "sessions", errs)
 	settled := time.Now()
-	if !testutil.WaitUntil(10*time.Second, func() bool { return len(namespaceMembers(namespaces)) == 0 && len(testutil.Alive(all)) == 0 }) {
-		t.Errorf("left behind: in namespaces %v; processes %v", describe(namespaceMembers(namespaces)), testutil.Alive(all))
+	if !testutil.WaitUntil(10*time.Second, func() bool {
+		return len(testutil.NamespaceMembers(namespaces, true)) == 0 && len(testutil.Alive(all)) == 0
+	}) {
+		t.Errorf("left behind: in namespaces %v; processes %v", describe(testutil.NamespaceMembers(namespaces, true)), testutil.Alive(all))
 	} else if d := time.Since(settled); d > 100*time.Millisecond {
 		t.Logf("the last namespace emptied %v after the last supervisor exited", d.Round(time.Millisecond))
 	}
@@ -304,10 +308,10 @@ func awaitGone(o *outcome, bound time.Duration) (time.Duration, error) {
 				reaped, o.initStatus = true, waitStatus(ws)
 			}
 		}
-		return reaped && len(testutil.Alive(o.members)) == 0 && len(namespaceMembers(ns)) == 0
+		return reaped && len(testutil.Alive(o.members)) == 0 && len(testutil.NamespaceMembers(ns, true)) == 0
 	}
 	if !testutil.WaitUntil(time.Until(o.killedAt.Add(bound)), gone) {
-		return 0, fmt.Errorf("still alive %v after the kill: %v; in %s: %v", bound, testutil.Alive(o.members), o.ns, namespaceMembers(ns))
+		return 0, fmt.Errorf("still alive %v after the kill: %v; in %s: %v", bound, testutil.Alive(o.members), o.ns, testutil.NamespaceMembers(ns, true))
 	}
 	return time.Since(o.killedAt), nil
 }
