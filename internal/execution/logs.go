@@ -18,7 +18,7 @@ func CopyLog(ctx context.Context, store *state.Store, id state.ID, w io.Writer, 
 	if _, err := store.Read(id); err != nil {
 		return err
 	}
-	f, err := os.Open(store.Path(id, state.LogFile))
+	f, err := state.OpenRegular(store.Path(id, state.LogFile))
 	if errors.Is(err, fs.ErrNotExist) && follow {
 		f, err = waitForLog(ctx, store, id, poll)
 	}
@@ -53,7 +53,7 @@ func CopyLog(ctx context.Context, store *state.Store, id state.ID, w io.Writer, 
 
 func waitForLog(ctx context.Context, store *state.Store, id state.ID, poll time.Duration) (*os.File, error) {
 	for {
-		f, err := os.Open(store.Path(id, state.LogFile))
+		f, err := state.OpenRegular(store.Path(id, state.LogFile))
 		if !errors.Is(err, fs.ErrNotExist) {
 			return f, err
 		}

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/loki-sh/loki/internal/nofollow"
 )
 
 // SchemaVersion is written into every new record.
@@ -81,14 +84,38 @@ func (s *Store) Read(id ID) (State, error) {
 	if !id.Valid() {
 		return nil, ErrInvalidID
 	}
-	b, err := os.ReadFile(s.Path(id, StateFile))
+	f, err := OpenRegular(s.Path(id, StateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("state: read %s: %w", id, err)
 	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("state: read %s: %w", id, err)
+	}
 	return Decode(b)
+}
+
+// OpenRegular opens a file of an execution for reading without following
+// a final link and without blocking: a FIFO, socket or device planted at
+// the name would otherwise hang the reader (and with it every list). Such
+// a file, or a link, is ErrNotRegular.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := nofollow.Open(path)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrNotRegular)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrNotRegular)
+	}
+	return f, nil
 }
 
 // Decode parses a state.json document; anything but a JSON object is
