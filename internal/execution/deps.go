@@ -21,7 +21,7 @@ type Command struct {
 type Runner interface {
 	PID() int
 	Identity() procid.Identity
-	PidFD() int
+	Hold() (release func(), alive bool) // see procid.Group.Hold
 	Done() <-chan struct{}
 	Status() (code int, signal int)
 	Refresh() error

@@ -178,7 +178,7 @@ func (sv *supervisor) running(r Runner) error {
 	if token == "" {
 		token, _ = procid.BirthToken(pid)
 	}
-	sv.group = procid.Group{PID: pid, PGID: pid, SID: pid, Token: token, PidFD: r.PidFD()}
+	sv.group = procid.Group{PID: pid, PGID: pid, SID: pid, Token: token, Hold: r.Hold}
 	return sv.update(map[string]any{
 		"state":              "running",
 		"started_at":         utcNow(),

@@ -32,6 +32,11 @@ type Runner struct {
 	sig   int
 	tr    *tracker
 
+	// reapMu is held across the reap; a holder of it (Hold) knows the
+	// runner's pid cannot be reused meanwhile.
+	reapMu sync.Mutex
+	reaped bool
+
 	closeOnce sync.Once
 }
 
@@ -112,10 +117,31 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// wait reaps the runner and records its status.
+// Hold keeps the runner from being reaped until release is called and
+// says whether it is still unreaped (alive, or a zombie): until then its
+// pid, which is also its pgid, names no other process or group.
+// procid.Group.Hold takes this. Where the exit cannot be awaited without
+// reaping (no waitid WNOWAIT), alive only says it was not reaped yet.
+func (r *Runner) Hold() (release func(), alive bool) {
+	r.reapMu.Lock()
+	return r.reapMu.Unlock, !r.reaped
+}
+
+// wait reaps the runner and records its status. It first waits for the
+// exit without reaping, then reaps under reapMu, so a Hold in progress
+// delays the reap instead of racing it.
 func (r *Runner) wait() {
 	defer close(r.done)
+	held := awaitExit(r.cmd.Process.Pid)
+	if held {
+		r.reapMu.Lock()
+	}
 	_ = r.cmd.Wait()
+	if !held {
+		r.reapMu.Lock()
+	}
+	r.reaped = true
+	r.reapMu.Unlock()
 	ps := r.cmd.ProcessState
 	if ps == nil {
 		r.code, r.sig = -1, 0

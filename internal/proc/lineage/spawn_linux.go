@@ -52,3 +52,15 @@ func newPlatformSource() (src source, treeWalk bool) {
 	s := procSource{root: "/proc"}
 	return s, childrenListsWork(s)
 }
+
+// awaitExit blocks until the child pid has exited, leaving it unreaped
+// (waitid WNOWAIT). False means it could not wait that way.
+func awaitExit(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err == nil
+		}
+	}
+}

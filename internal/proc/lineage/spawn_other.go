@@ -21,3 +21,4 @@ func sysProcAttr(*int, *cgroup) *syscall.SysProcAttr {
 func signalVerified(procid.Identity, unix.Signal) bool { return false }
 func closeFD(fd int)                                   { _ = unix.Close(fd) }
 func newPlatformSource() (source, bool)                { return nil, false }
+func awaitExit(int) bool                               { return false }

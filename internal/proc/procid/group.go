@@ -36,12 +36,19 @@ func errnoClass(e syscall.Errno) string {
 }
 
 // Group is a runner recorded at spawn as the leader of its own session and
-// process group (pid == pgid == sid), with its birth token and, on Linux,
-// a pidfd opened at spawn time (-1 when there is none).
+// process group (pid == pgid == sid), with its birth token.
+//
+// Hold, when set, keeps the leader from being reaped until release is
+// called, and says whether it was still unreaped. A process that has not
+// been reaped keeps its pid, and a pid that is some group's pgid is never
+// given to a new process, so while the hold lasts one kill(-pgid) reaches
+// exactly the recorded group, the leader included. Without Hold (a parent
+// that cannot defer its reap) a reused pgid between Verify and the kill is
+// guarded by the token proof alone.
 type Group struct {
 	PID, PGID, SID int
 	Token          string
-	PidFD          int
+	Hold           func() (release func(), alive bool)
 }
 
 // Verify proves, immediately before a signal, that the group is still the
@@ -63,26 +70,21 @@ func (g Group) Verify() error {
 	return nil
 }
 
-// Signal sends sig to the whole group after Verify. On Linux the leader is
-// first signalled through its pidfd, which cannot reach any other process
-// even if the pid were reused; the rest of the group is reached by pgid,
-// which the token proof above covers. A group that vanished meanwhile is
-// not an error (there is nothing left to stop).
-//
-// The leader may see a standard signal twice (pidfd, then the group);
-// pending standard signals coalesce, and SIGTERM/SIGKILL are idempotent
-// for any runner that handles them sanely.
+// Signal sends sig once to every member of the group, after Verify and,
+// with Hold, while the leader cannot be reaped (see Group). One kill of
+// the group, never a second signal to the leader: a runner that takes a
+// second SIGTERM as "force quit" must see exactly one per stop. A group
+// that vanished meanwhile is not an error (there is nothing left to stop).
 func (g Group) Signal(sig syscall.Signal) error {
+	if g.Hold != nil {
+		release, alive := g.Hold()
+		defer release()
+		if !alive {
+			return ErrGroupRefused
+		}
+	}
 	if err := g.Verify(); err != nil {
 		return err
-	}
-	if g.PidFD >= 0 {
-		if err := signalPidFD(g.PidFD, sig); err != nil {
-			if errors.Is(err, syscall.ESRCH) {
-				return nil
-			}
-			return err
-		}
 	}
 	return signalGroup(g.PGID, sig)
 }

@@ -3,6 +3,7 @@ package procid
 import (
 	"errors"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -12,25 +13,21 @@ import (
 // supervisor's runner, and returns its recorded group.
 func spawnLeader(t *testing.T) (*exec.Cmd, Group) {
 	t.Helper()
-	fd := -1
 	cmd := exec.Command("sleep", "60")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, PidFD: &fd}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
-		if fd >= 0 {
-			syscall.Close(fd)
-		}
 	})
 	pid := cmd.Process.Pid
 	tok, err := BirthToken(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cmd, Group{PID: pid, PGID: pid, SID: pid, Token: tok, PidFD: fd}
+	return cmd, Group{PID: pid, PGID: pid, SID: pid, Token: tok}
 }
 
 func TestGroupVerifyRefusals(t *testing.T) {
@@ -76,18 +73,20 @@ func TestGroupVerifyRefusals(t *testing.T) {
 }
 
 func TestGroupSignalReachesLeader(t *testing.T) {
-	for _, withFD := range []bool{true, false} {
-		name := map[bool]string{true: "pidfd", false: "pgid only"}[withFD]
+	for _, withHold := range []bool{true, false} {
+		name := map[bool]string{true: "held", false: "pgid only"}[withHold]
 		t.Run(name, func(t *testing.T) {
 			cmd, g := spawnLeader(t)
-			if !withFD {
-				g.PidFD = -1
+			var mu sync.Mutex
+			reaped := false
+			if withHold {
+				g.Hold = func() (func(), bool) { mu.Lock(); return mu.Unlock, !reaped }
 			}
 			if err := g.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			go func() { err := cmd.Wait(); mu.Lock(); reaped = true; mu.Unlock(); done <- err }()
 			select {
 			case err := <-done:
 				ws := cmd.ProcessState.Sys().(syscall.WaitStatus)

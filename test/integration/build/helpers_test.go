@@ -152,7 +152,7 @@ func (e *env) killRunner(id string) {
 		return
 	}
 	pid, _ := st.Int("runner_pid")
-	g := procid.Group{PID: pid, PGID: pid, SID: pid, Token: st.Str("runner_birth_token"), PidFD: -1}
+	g := procid.Group{PID: pid, PGID: pid, SID: pid, Token: st.Str("runner_birth_token")}
 	g.Signal(syscall.SIGKILL)
 }
 

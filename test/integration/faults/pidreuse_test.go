@@ -201,7 +201,7 @@ func reuseOnce(r *reuseReport, distinct bool) (*exec.Cmd, error) {
 		stopSleeper(victim)
 		return nil, err
 	}
-	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, PidFD: -1}
+	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken}
 	if err := g.Verify(); err != nil {
 		stopSleeper(victim)
 		return nil, fmt.Errorf("the live victim does not verify (test is blind): %w", err)
@@ -228,11 +228,13 @@ func reuseOnce(r *reuseReport, distinct bool) (*exec.Cmd, error) {
 }
 
 // signalImpostorLive tries the signal paths a live supervisor uses for a
-// runner it started (a pidfd held since spawn, an identity captured alive)
+// runner it started (its own reap of the leader, an identity captured alive)
 // after the pid was reused within one clock tick; the impostor must live.
 func signalImpostorLive(r *reuseReport, impostor *exec.Cmd) error {
 	defer unix.Close(r.pidfd)
-	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, PidFD: r.pidfd}
+	// The supervisor reaped its runner itself, so its hold says so.
+	reaped := func() (func(), bool) { return func() {}, false }
+	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, Hold: reaped}
 	if err := g.Signal(syscall.SIGTERM); err != nil {
 		r.GroupSignalErr = err.Error()
 	}
@@ -245,7 +247,7 @@ func signalImpostorLive(r *reuseReport, impostor *exec.Cmd) error {
 // record; the impostor must survive them all.
 func signalImpostor(r *reuseReport, impostor *exec.Cmd) error {
 	unix.Close(r.pidfd)
-	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken, PidFD: -1}
+	g := procid.Group{PID: r.Pid, PGID: r.Pid, SID: r.Pid, Token: r.VictimToken}
 	ident, err := procid.Restore(r.Pid, r.VictimToken)
 	if err != nil {
 		return err
@@ -410,7 +412,7 @@ func TestRecordRedirectedToAnotherLiveGroup(t *testing.T) {
 	go func() { sup.Wait(); close(supDone) }()
 	st := waitRecord(t, data, id, "running", func(st state.State) bool { return st.Str("state") == "running" })
 	runner, _ := st.Int("runner_pid")
-	runnerGroup := procid.Group{PID: runner, PGID: runner, SID: runner, Token: st.Str("runner_birth_token"), PidFD: -1}
+	runnerGroup := procid.Group{PID: runner, PGID: runner, SID: runner, Token: st.Str("runner_birth_token")}
 	t.Cleanup(func() {
 		runnerGroup.Signal(syscall.SIGKILL) // the runner this test started, if it is still that one
 		select {
@@ -429,7 +431,7 @@ func TestRecordRedirectedToAnotherLiveGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (procid.Group{PID: ip, PGID: ip, SID: ip, Token: tok, PidFD: -1}).Verify(); err != nil {
+	if err := (procid.Group{PID: ip, PGID: ip, SID: ip, Token: tok}).Verify(); err != nil {
 		t.Fatalf("the impostor does not verify on its own (test is blind): %v", err)
 	}
 	store := state.NewStore(filepath.Join(data, "dashboard", "builds"))
@@ -456,8 +458,8 @@ func TestRecordRedirectedToAnotherLiveGroup(t *testing.T) {
 
 // TestPIDReuseWithinOneClockTick: birth tokens count clock ticks (10 ms),
 // so a process that takes a dead process's pid within the same tick gets
-// the very same token. What a live supervisor holds for its runner (a
-// pidfd since spawn, an identity captured alive, which carries the pidfs
+// the very same token. What a live supervisor knows of its runner (that
+// it reaped it, an identity captured alive, which carries the pidfs
 // inode) still tells them apart: no signal reaches the newcomer. A token
 // restored from a record cannot (docs/reliability.md says so).
 func TestPIDReuseWithinOneClockTick(t *testing.T) {

@@ -506,7 +506,7 @@ func (e *runEnv) expectLost(id string) error {
 // runnerGroup is the runner a record names, for the cleanup of orphans.
 func runnerGroup(rec map[string]any) procid.Group {
 	pid, _ := num(rec, "runner_pid")
-	return procid.Group{PID: pid, PGID: pid, SID: pid, Token: str(rec, "runner_birth_token"), PidFD: -1}
+	return procid.Group{PID: pid, PGID: pid, SID: pid, Token: str(rec, "runner_birth_token")}
 }
 
 // killGroups ends orphaned runners this test started; Signal verifies the
