@@ -173,6 +173,9 @@ func isolateMounts(control string) error {
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	if err := protectKernel(); err != nil {
+		return err
+	}
 	if err := maskControlRoot(control); err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Fixed paths inside the container.
@@ -120,14 +122,8 @@ func Config(o Options) (*specs.Spec, error) {
 				{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
 				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
 			},
-			MaskedPaths: []string{
-				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi",
-				"/sys/firmware", "/sys/devices/virtual/powercap",
-			},
-			ReadonlyPaths: []string{
-				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
-			},
+			MaskedPaths:   append([]string(nil), confine.MaskedPaths...),
+			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
 		},
 	}
 	if o.PidsLimit > 0 {
