@@ -15,6 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
@@ -52,6 +53,14 @@ Isolation (--isolation):
   oci        an OCI bundle run by crun or runc (--runtime) on --rootfs DIR.
   docker     docker run -i --rm of --image with loki-init as entrypoint (untested end to end).
   none       no namespace and no lease: the peer runs in its own session (macOS default).
+
+Confinement (docs/confinement.md): on every backend /sys and /proc/sys are read-only
+and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidden.
+  --user UID[:GID]   loki-init and the agent run as that user (root supervisor only,
+                     or your own ids); the lease stays readable to it, never writable.
+  --network MODE     host (default); loopback: own network namespace, only 127.0.0.1;
+                     none: own namespace, nothing reachable (lo down on namespace).
+A backend that cannot give what is asked exits 127 with one line; none refuses both.
 
 Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when
 set) plus what --env names, never the supervisor's whole environment.
@@ -127,7 +136,23 @@ func bundleFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
 		&cli.Int64Flag{Name: "pids-limit", Value: oci.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
+		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
+		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
+			Usage: "host (share the host's) | loopback (own namespace, lo up: 127.0.0.1 only) | none (own namespace, lo down: nothing at all)"},
 	}
+}
+
+// confinePolicy parses the confinement flags once, for every backend.
+func confinePolicy(c *cli.Context) (confine.Policy, error) {
+	user, err := confine.ParseUser(c.String("user"))
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	network, err := confine.ParseNetwork(c.String("network"))
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	return confine.Policy{User: user, Network: network}, nil
 }
 
 func usage(format string, a ...any) error { return exitcode.New(2, fmt.Errorf(format, a...)) }
@@ -140,6 +165,10 @@ func runSession(c *cli.Context) error {
 	policy, err := peerenv.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
 	if err != nil {
 		return usage("session: %v", err)
+	}
+	confinement, err := confinePolicy(c)
+	if err != nil {
+		return err
 	}
 	isolation := c.String("isolation")
 	cwd, err := sessionCwd(c, isolation)
@@ -169,6 +198,7 @@ func runSession(c *cli.Context) error {
 		StopTimeout:   c.Duration("stop-timeout"),
 		WaitAfterEOF:  c.Bool("wait-after-eof"),
 		ControlRoot:   c.String("control-root"),
+		Confine:       confinement,
 		Stdin:         stdin,
 		Stdout:        os.Stdout,
 		Stderr:        os.Stderr,
@@ -227,10 +257,23 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 				return nil, usage("--bind %q: want SRC:DST[:ro|:rw], both paths absolute", s)
 			}
 		}
-		return &docker.Backend{Options: docker.Options{
+		confinement, err := confinePolicy(c)
+		if err != nil {
+			return nil, err
+		}
+		opts := docker.Options{
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),
-		}}, nil
+		}
+		if u := confinement.User; u != nil {
+			opts.User = u.String()
+		}
+		// host keeps docker's own default network (a bridge that reaches
+		// what the host does); docker's none has lo up, like crun's.
+		if confinement.Net().Private() {
+			opts.Network = "none"
+		}
+		return &docker.Backend{Options: opts}, nil
 	}
 }
 
@@ -246,6 +289,10 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	if st, err := os.Stat(rootfs); err != nil || !st.IsDir() {
 		return oci.Options{}, usage("--rootfs %s: not a directory", rootfs)
 	}
+	confinement, err := confinePolicy(c)
+	if err != nil {
+		return oci.Options{}, err
+	}
 	var binds []oci.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {
 		b, err := oci.ParseBind(s)
@@ -257,6 +304,6 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	return oci.Options{
 		Rootfs: rootfs, Init: init, PidsLimit: c.Int64("pids-limit"),
 		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
-		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()),
+		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement,
 	}, nil
 }

@@ -44,16 +44,24 @@ type Writer struct {
 	next   uint64          // the last value renewed
 	staged string          // a temp file holding next+1, fsynced; "" when none
 	ready  <-chan struct{} // closed once NewWriter's staging is done
+	group  int             // gid that may read the lease (0640), -1: none (0600)
 }
 
 // NewWriter prepares dir (which must exist and should be 0700), writes the
 // first lease value (the init's baseline) and stages the first renewal.
-func NewWriter(dir string) (*Writer, error) {
+func NewWriter(dir string) (*Writer, error) { return newWriter(dir, -1) }
+
+// NewGroupWriter is NewWriter for an init that runs as another user (a
+// session's --user): every lease file is 0640 with group gid, readable by
+// that group and writable only by the caller.
+func NewGroupWriter(dir string, gid int) (*Writer, error) { return newWriter(dir, gid) }
+
+func newWriter(dir string, group int) (*Writer, error) {
 	var seed [8]byte
 	if err := randomSeed(seed[:]); err != nil {
 		return nil, fmt.Errorf("lease: seed: %w", err)
 	}
-	w := &Writer{dir: dir, next: binary.BigEndian.Uint64(seed[:])}
+	w := &Writer{dir: dir, next: binary.BigEndian.Uint64(seed[:]), group: group}
 	// The first value is only the init's baseline, never a renewal: it
 	// needs no flush of its own. The first renewal is staged in the
 	// background, while the caller starts the init (an init takes
@@ -101,7 +109,7 @@ func (w *Writer) Renew() error {
 // replace writes the current value to a temp file (fsynced when sync is
 // set) and renames it over the lease.
 func (w *Writer) replace(sync bool) error {
-	name, err := writeTemp(w.dir, w.next, sync)
+	name, err := writeTemp(w.dir, w.next, sync, w.group)
 	if err != nil {
 		return err
 	}
@@ -114,7 +122,7 @@ func (w *Writer) replace(sync bool) error {
 
 // stage writes the next value, fsynced, for the next Renew to rename.
 func (w *Writer) stage() {
-	if name, err := writeTemp(w.dir, w.next+1, true); err == nil {
+	if name, err := writeTemp(w.dir, w.next+1, true, w.group); err == nil {
 		w.staged = name
 	}
 }
@@ -133,9 +141,9 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// writeTemp writes v to a new 0600 temporary file in dir, fsynced when
-// sync is set.
-func writeTemp(dir string, v uint64, sync bool) (string, error) {
+// writeTemp writes v to a new 0600 temporary file in dir (0640 of group
+// when group >= 0), fsynced when sync is set.
+func writeTemp(dir string, v uint64, sync bool, group int) (string, error) {
 	var value [Size]byte
 	binary.BigEndian.PutUint64(value[:], v)
 	tmp, err := os.CreateTemp(dir, ".lease-*")
@@ -143,7 +151,7 @@ func writeTemp(dir string, v uint64, sync bool) (string, error) {
 		return "", fmt.Errorf("lease: create temp: %w", err)
 	}
 	name := tmp.Name()
-	err = fillTemp(tmp, value[:], sync)
+	err = fillTemp(tmp, value[:], sync, group)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("lease: close: %w", cerr)
 	}
@@ -154,8 +162,15 @@ func writeTemp(dir string, v uint64, sync bool) (string, error) {
 	return name, nil
 }
 
-func fillTemp(f *os.File, value []byte, sync bool) error {
-	if err := f.Chmod(0o600); err != nil {
+func fillTemp(f *os.File, value []byte, sync bool, group int) error {
+	mode := os.FileMode(0o600)
+	if group >= 0 {
+		if err := f.Chown(-1, group); err != nil {
+			return fmt.Errorf("lease: chown: %w", err)
+		}
+		mode = 0o640
+	}
+	if err := f.Chmod(mode); err != nil {
 		return fmt.Errorf("lease: chmod: %w", err)
 	}
 	if _, err := f.Write(value); err != nil {

@@ -124,3 +124,46 @@ func TestCloseRemovesTheStagedFile(t *testing.T) {
 		t.Fatalf("dir holds %v, want only the lease", names)
 	}
 }
+
+// TestGroupWriter: every lease file (the first, staged and fully written
+// renewals) is 0640 of the given group; NewWriter's stay 0600.
+func TestGroupWriter(t *testing.T) {
+	gid := os.Getegid() // a group we may always chown to
+	for _, tc := range []struct {
+		name  string
+		new   func(string) (*Writer, error)
+		mode  os.FileMode
+		group int
+	}{
+		{"private", NewWriter, 0o600, -1},
+		{"group", func(d string) (*Writer, error) { return NewGroupWriter(d, gid) }, 0o640, gid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := tc.new(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			check := func(when string) {
+				st, err := os.Stat(w.Path())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Mode().Perm() != tc.mode {
+					t.Errorf("%s: mode %v, want %v", when, st.Mode().Perm(), tc.mode)
+				}
+				if g := int(st.Sys().(*syscall.Stat_t).Gid); tc.group >= 0 && g != tc.group {
+					t.Errorf("%s: group %d, want %d", when, g, tc.group)
+				}
+			}
+			check("first value")
+			for i := 0; i < 3; i++ { // staged renewals, then full ones once no stage is left
+				if err := w.Renew(); err != nil {
+					t.Fatal(err)
+				}
+				check("renewal")
+			}
+		})
+	}
+}

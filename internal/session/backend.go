@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/loki-sh/loki/internal/launch"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Backend starts the process that becomes the session: loki-init inside some
@@ -39,6 +40,9 @@ type Request struct {
 	// Peer is the launch spec; only backends without init use it, the others
 	// receive it through the prelude on Stdin.
 	Peer launch.Spec
+	// Confine is the policy the backend must apply in full, or refuse
+	// with an error wrapping confine.ErrUnsupported.
+	Confine confine.Policy
 	// Stdio for the started process. Backends pass them on as they are.
 	Stdin, Stdout, Stderr *os.File
 }

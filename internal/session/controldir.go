@@ -4,6 +4,9 @@ package session
 
 import (
 	"fmt"
+
+	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/session/confine"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,3 +80,30 @@ func (d sessionDirs) populate() error {
 }
 
 func (d sessionDirs) remove() { os.RemoveAll(d.root) }
+
+// newLeaseWriter starts the lease in the control dir. When the init runs
+// as another user (--user), that user's group may read the control dir
+// and the lease (0750, 0640), and only the supervisor can write them:
+// the init must read the lease, and the peer, which shares its uid, must
+// never renew it (the dir is also mounted read-only for both).
+func newLeaseWriter(d sessionDirs, user *confine.User) (*lease.Writer, error) {
+	// Only root can give the dirs away; without it, the backend refuses a
+	// --user other than the caller.
+	if user == nil || os.Geteuid() != 0 || int(user.GID) == os.Getegid() && int(user.UID) == os.Geteuid() {
+		return lease.NewWriter(d.control)
+	}
+	gid := int(user.GID)
+	for _, dir := range []string{d.root, d.control} {
+		if err := os.Chown(dir, -1, gid); err != nil {
+			return nil, err
+		}
+		mode := os.FileMode(0o750)
+		if dir == d.root {
+			mode = 0o710 // traverse only: the scratch dir and owner record stay private
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			return nil, err
+		}
+	}
+	return lease.NewGroupWriter(d.control, gid)
+}

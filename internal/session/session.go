@@ -13,6 +13,7 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Defaults for the supervisor-side timings.
@@ -35,6 +36,10 @@ type Config struct {
 	WaitAfterEOF  bool          // loki-init -wait-after-eof
 
 	ControlRoot string // parent of the private session dirs; "" = DefaultControlRoot
+
+	// Confine is what the peer may reach; the backend applies it or
+	// refuses to start.
+	Confine confine.Policy
 
 	Stdin          *os.File // nil: the peer's stdin is at EOF at once
 	Stdout, Stderr *os.File
@@ -113,7 +118,7 @@ func Run(cfg Config) error {
 		return exitcode.New(exitcode.NotLaunched, err)
 	}
 	defer dirs.remove()
-	writer, err := lease.NewWriter(dirs.control)
+	writer, err := newLeaseWriter(dirs, cfg.Confine.User)
 	if err != nil {
 		return exitcode.New(exitcode.NotLaunched, fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
@@ -134,6 +139,7 @@ func Run(cfg Config) error {
 		Scratch:     dirs.scratch,
 		InitArgs:    cfg.InitArgs(),
 		Peer:        cfg.Peer,
+		Confine:     cfg.Confine,
 		Stdin:       inR,
 		Stdout:      cfg.Stdout,
 		Stderr:      cfg.Stderr,
@@ -178,7 +184,7 @@ func runDirect(cfg Config) error {
 		defer null.Close()
 		stdin = null
 	}
-	proc, err := cfg.Backend.Start(Request{Peer: cfg.Peer, Stdin: stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+	proc, err := cfg.Backend.Start(Request{Peer: cfg.Peer, Confine: cfg.Confine, Stdin: stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
 	if err != nil {
 		return exitcode.New(exitcode.NotLaunched, err)
 	}

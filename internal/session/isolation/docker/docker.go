@@ -58,6 +58,7 @@ type Options struct {
 	PidsLimit      int64
 	WritableRootfs bool
 	User           string // --user value, "" = image default
+	Network        string // --network value, "" = docker's default bridge
 	Binds          []string
 	// CIDFile is where docker writes the container id once the container
 	// exists ("" = none). It must not exist beforehand.
@@ -95,6 +96,9 @@ func Args(o Options) ([]string, error) {
 	}
 	if o.User != "" {
 		args = append(args, "--user", o.User)
+	}
+	if o.Network != "" {
+		args = append(args, "--network", o.Network)
 	}
 	if o.CIDFile != "" {
 		args = append(args, "--cidfile", o.CIDFile)

@@ -3,6 +3,7 @@
 package namespace
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,10 +14,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // The stage runs from this package's init, on the thread the kernel
@@ -45,21 +48,30 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if self == "" {
 		self = "/proc/self/exe"
 	}
+	if err := b.check(req.Confine, req.ControlRoot); err != nil {
+		return nil, err
+	}
+	policy, err := json.Marshal(req.Confine)
+	if err != nil {
+		return nil, err
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
 	defer statusR.Close()
 	cmd := &exec.Cmd{
-		Path:        self,
-		Args:        append([]string{"loki-supervise", StageCommand}, stageArgs(req.ControlDir, b.Init, req.InitArgs)...),
-		Env:         []string{}, // the init gets no environment: secrets travel only in the prelude
+		Path: self,
+		Args: append([]string{"loki-supervise", StageCommand}, stageArgs(req.ControlDir, b.Init, req.InitArgs)...),
+		// The stage reads its policy from the environment; loki-init gets
+		// none: secrets travel only in the prelude.
+		Env:         []string{policyEnv + "=" + string(policy)},
 		Dir:         "/",
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
 		ExtraFiles:  []*os.File{statusW},
-		SysProcAttr: b.sysProcAttr(),
+		SysProcAttr: b.sysProcAttr(req.Confine),
 	}
 	err = cmd.Start()
 	statusW.Close()
@@ -74,7 +86,47 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	return p, nil
 }
 
-func (b *Backend) sysProcAttr() *syscall.SysProcAttr {
+// policyEnv carries the confinement policy (JSON) to the stage.
+const policyEnv = "LOKI_STAGE_CONFINE"
+
+// check refuses what this backend cannot give: without root, the user
+// namespace maps one uid (the caller's), so no other --user exists in it.
+func (b *Backend) check(p confine.Policy, controlRoot string) error {
+	u := p.User
+	if u == nil {
+		return nil
+	}
+	if os.Geteuid() != 0 && (int(u.UID) != os.Geteuid() || int(u.GID) != os.Getegid()) {
+		return confine.Refuse(Name, "--user "+u.String()+" without root", "run loki-supervise as root, or drop --user (the peer already runs as you)")
+	}
+	// The init reaches its control dir through the control root's
+	// parents (the root itself is masked by a searchable tmpfs).
+	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrNamespace, d, err)
+		}
+		if !searchable(st, *u) {
+			return confine.Refuse(Name, "--user "+u.String()+" with --control-root "+controlRoot,
+				d+" is not searchable by that user: pick a control root under world-searchable dirs (the default /run/loki is)")
+		}
+		if d == "/" {
+			return nil
+		}
+	}
+}
+
+func searchable(st unix.Stat_t, u confine.User) bool {
+	switch {
+	case st.Uid == u.UID:
+		return st.Mode&0o100 != 0
+	case st.Gid == u.GID:
+		return st.Mode&0o010 != 0
+	}
+	return st.Mode&0o001 != 0
+}
+
+func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS,
 		// Its own process group: a terminal's ^C reaches the supervisor,
@@ -84,6 +136,9 @@ func (b *Backend) sysProcAttr() *syscall.SysProcAttr {
 	if !b.NoParentDeathSignal {
 		attr.Pdeathsig = syscall.SIGKILL
 	}
+	if p.Net().Private() {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+	}
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
@@ -91,7 +146,7 @@ func (b *Backend) sysProcAttr() *syscall.SysProcAttr {
 		attr.GidMappingsEnableSetgroups = false
 		// A non-root uid loses its capabilities at exec; keep the two the
 		// stage needs (mounts, dropping the bounding set) as ambient ones.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
 	}
 	return attr
 }
@@ -143,14 +198,29 @@ func RunStage(args []string) int {
 	if err != nil {
 		return fail("arguments", err)
 	}
+	var policy confine.Policy
+	if err := json.Unmarshal([]byte(os.Getenv(policyEnv)), &policy); err != nil {
+		return fail("arguments", fmt.Errorf("%w: confinement policy: %v", ErrStage, err))
+	}
 	if os.Getpid() != 1 {
 		return fail("pid namespace", errors.New("stage is not PID 1"))
 	}
 	if err := isolateMounts(control); err != nil {
 		return fail("mounts", err)
 	}
+	if policy.Net() == confine.NetworkLoopback {
+		if err := loopbackUp(); err != nil {
+			return fail("network", err)
+		}
+	}
 	if err := dropPrivileges(); err != nil {
 		return fail("capabilities", err)
+	}
+	if err := switchUser(policy.User); err != nil {
+		return fail("user", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail("capabilities", fmt.Errorf("set no_new_privs: %w", err))
 	}
 	// Descriptors the supervisor inherited from its own caller must not
 	// reach the namespace: only stdio crosses the exec.
@@ -187,7 +257,9 @@ func isolateMounts(control string) error {
 }
 
 // maskControlRoot covers ROOT of ROOT/session-X/control with a fresh
-// tmpfs and binds the session's own control dir back at its path. The dir
+// tmpfs and binds the session's own control dir back at its path. The
+// tmpfs and the dirs on the way are 0711: a --user init must traverse them
+// to reach its control dir, and nobody can list them. The dir
 // is held open across the mount, since its path is hidden by it. The
 // tmpfs is made read-only once the path exists; the peer has no
 // capabilities left to unmount either.
@@ -203,10 +275,10 @@ func maskControlRoot(control string) error {
 	}
 	defer unix.Close(fd)
 	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
-	if err := unix.Mount("tmpfs", root, "tmpfs", flags, "mode=0700,size=64k"); err != nil {
+	if err := unix.Mount("tmpfs", root, "tmpfs", flags, "mode=0711,size=64k"); err != nil {
 		return fmt.Errorf("mask control root: %w", err)
 	}
-	if err := os.MkdirAll(control, 0o700); err != nil {
+	if err := mkdirAllMode(control, 0o711); err != nil {
 		return fmt.Errorf("recreate control path: %w", err)
 	}
 	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), control, "", unix.MS_BIND, ""); err != nil {
@@ -218,9 +290,10 @@ func maskControlRoot(control string) error {
 	return nil
 }
 
-// dropPrivileges empties the bounding and ambient sets and sets
-// no_new_privs on this (the exec'ing) thread, so neither loki-init nor
-// anything it starts can hold or regain a capability.
+// dropPrivileges empties the bounding, inheritable and ambient sets on
+// this (the exec'ing) thread; with no_new_privs, set after switchUser,
+// neither loki-init nor anything it starts can hold or regain a
+// capability.
 func dropPrivileges() error {
 	last := lastCap()
 	for c := 0; c <= last; c++ {
@@ -242,10 +315,64 @@ func dropPrivileges() error {
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
+	return nil
+}
+
+// switchUser makes this thread (the one that execs loki-init) run as
+// --user, with that gid as its only group. The bounding set is already
+// empty, so the uid change also leaves no capability to regain. A user
+// that is the caller itself (the user-namespace case) needs no change.
+func switchUser(u *confine.User) error {
+	if u == nil || (int(u.UID) == os.Getuid() && int(u.GID) == os.Getgid()) {
+		return nil
+	}
+	// Raw syscalls on this thread only: the Go wrappers change every
+	// thread of the process, and only this one execs.
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 1, uintptr(unsafe.Pointer(&u.GID)), 0); e != 0 {
+		return fmt.Errorf("setgroups %d: %w", u.GID, e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(u.GID), uintptr(u.GID), uintptr(u.GID)); e != 0 {
+		return fmt.Errorf("setgid %d: %w", u.GID, e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(u.UID), uintptr(u.UID), uintptr(u.UID)); e != 0 {
+		return fmt.Errorf("setuid %d: %w", u.UID, e)
 	}
 	return nil
+}
+
+// loopbackUp brings lo of the new network namespace up (it starts down).
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("read lo flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("bring lo up: %w", err)
+	}
+	return nil
+}
+
+// mkdirAllMode is os.MkdirAll with mode applied despite the umask.
+func mkdirAllMode(path string, mode os.FileMode) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil
+	}
+	if err := mkdirAllMode(filepath.Dir(path), mode); err != nil {
+		return err
+	}
+	if err := os.Mkdir(path, mode); err != nil && !os.IsExist(err) {
+		return err
+	}
+	return os.Chmod(path, mode)
 }
 
 func lastCap() int {

@@ -13,10 +13,14 @@ import (
 
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Start spawns the peer as a tracked lineage (see the package doc).
 func (Backend) Start(req session.Request) (session.Process, error) {
+	if !req.Confine.Default() {
+		return nil, confine.Refuse(Name, "--user or --network", "use --isolation namespace or oci, which apply them")
+	}
 	spec := req.Peer
 	r, err := lineage.Start(lineage.Command{
 		Args: spec.Argv, Dir: spec.Cwd, Env: spec.Environ(),

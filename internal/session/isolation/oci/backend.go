@@ -68,6 +68,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlDir = req.ControlDir
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
+	o.Confine = req.Confine
 	if o.PidsLimit > 0 && !pidsControllerAvailable() {
 		if b.Warn != nil {
 			b.Warn("pids limit not enforced: this host has no pids cgroup controller")

@@ -71,9 +71,13 @@ type Options struct {
 	PidsLimit int64
 	// WritableRootfs leaves the root filesystem writable.
 	WritableRootfs bool
-	UID, GID       uint32
-	Hostname       string
-	Binds          []Bind
+	// UID and GID are the init's and the peer's, unless Confine.User
+	// names others.
+	UID, GID uint32
+	// Confine is the session's confinement policy (user, network).
+	Confine  confine.Policy
+	Hostname string
+	Binds    []Bind
 }
 
 func (o Options) validate() error {
@@ -104,10 +108,22 @@ func Config(o Options) (*specs.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	user := specs.User{UID: o.UID, GID: o.GID}
+	if u := o.Confine.User; u != nil {
+		user = specs.User{UID: u.UID, GID: u.GID}
+	}
+	namespaces := []specs.LinuxNamespace{
+		{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
+		{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
+	}
+	if o.Confine.Net().Private() {
+		// The runtimes bring lo up in a new network namespace: loopback.
+		namespaces = append(namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
+	}
 	s := &specs.Spec{
 		Version: SpecVersion,
 		Process: &specs.Process{
-			User:            specs.User{UID: o.UID, GID: o.GID},
+			User:            user,
 			Args:            args,
 			Env:             []string{}, // the peer's env travels in the prelude only
 			Cwd:             "/",
@@ -118,10 +134,7 @@ func Config(o Options) (*specs.Spec, error) {
 		Hostname: hostname,
 		Mounts:   ms,
 		Linux: &specs.Linux{
-			Namespaces: []specs.LinuxNamespace{
-				{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
-				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
-			},
+			Namespaces:    namespaces,
 			MaskedPaths:   append([]string(nil), confine.MaskedPaths...),
 			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
 		},

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // TestConfig decodes the rendered config strictly into the runtime-spec
@@ -177,4 +179,36 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestConfigConfinement: --user and --network reach the config.
+func TestConfigConfinement(t *testing.T) {
+	for _, tc := range []struct {
+		policy  confine.Policy
+		uid     uint32
+		private bool
+	}{
+		{confine.Policy{}, 7, false},
+		{confine.Policy{Network: confine.NetworkHost}, 7, false},
+		{confine.Policy{Network: confine.NetworkLoopback, User: &confine.User{UID: 65534, GID: 65533}}, 65534, true},
+		{confine.Policy{Network: confine.NetworkNone}, 7, true},
+	} {
+		s, err := Config(Options{Rootfs: "/r", Init: "/i", ControlDir: "/run/loki/s/control", UID: 7, GID: 7, Confine: tc.policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Process.User.UID != tc.uid || (tc.policy.User != nil && s.Process.User.GID != tc.policy.User.GID) {
+			t.Errorf("%+v: user %+v", tc.policy, s.Process.User)
+		}
+		net := false
+		for _, ns := range s.Linux.Namespaces {
+			net = net || ns.Type == specs.NetworkNamespace
+		}
+		if net != tc.private {
+			t.Errorf("%+v: network namespace %v, want %v", tc.policy, net, tc.private)
+		}
+		if !equal(s.Linux.ReadonlyPaths, confine.ReadonlyPaths) || !equal(s.Linux.MaskedPaths, confine.MaskedPaths) {
+			t.Errorf("masked %v readonly %v", s.Linux.MaskedPaths, s.Linux.ReadonlyPaths)
+		}
+	}
 }

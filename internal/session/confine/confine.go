@@ -1,0 +1,104 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors.
+var (
+	// ErrPolicy is a flag value that does not parse.
+	ErrPolicy = errors.New("invalid confinement")
+	// ErrUnsupported is a policy the chosen backend or host cannot apply.
+	ErrUnsupported = errors.New("confinement not available")
+)
+
+// Network is how much network the peer gets.
+type Network string
+
+const (
+	// NetworkHost shares the host's network namespace (the default:
+	// agents need their model API).
+	NetworkHost Network = "host"
+	// NetworkNone is a new network namespace whose loopback stays down:
+	// no address at all is reachable, not even 127.0.0.1.
+	NetworkNone Network = "none"
+	// NetworkLoopback is a new network namespace with lo up: the peer
+	// reaches its own listeners on 127.0.0.1 and ::1, nothing else.
+	NetworkLoopback Network = "loopback"
+)
+
+// ParseNetwork parses a --network value; "" is host.
+func ParseNetwork(s string) (Network, error) {
+	switch n := Network(s); n {
+	case "":
+		return NetworkHost, nil
+	case NetworkHost, NetworkNone, NetworkLoopback:
+		return n, nil
+	}
+	return "", fmt.Errorf("%w: --network %q: want host, none or loopback", ErrPolicy, s)
+}
+
+// Private reports whether the peer gets a network namespace of its own.
+func (n Network) Private() bool { return n == NetworkNone || n == NetworkLoopback }
+
+// User is the uid and gid the peer (and loki-init, which runs as it) get.
+type User struct {
+	UID, GID uint32
+}
+
+// ParseUser parses UID[:GID] (numbers only: names would be resolved
+// against the host's passwd, not the container's). A missing GID is the
+// UID.
+func ParseUser(s string) (*User, error) {
+	if s == "" {
+		return nil, nil
+	}
+	uidS, gidS, hasGID := strings.Cut(s, ":")
+	uid, err := strconv.ParseUint(uidS, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --user %q: want UID[:GID] as numbers", ErrPolicy, s)
+	}
+	gid := uid
+	if hasGID {
+		if gid, err = strconv.ParseUint(gidS, 10, 32); err != nil {
+			return nil, fmt.Errorf("%w: --user %q: want UID[:GID] as numbers", ErrPolicy, s)
+		}
+	}
+	if uid == 1<<32-1 || gid == 1<<32-1 {
+		return nil, fmt.Errorf("%w: --user %q: %d is not a valid id", ErrPolicy, s, uint32(1<<32-1))
+	}
+	return &User{UID: uint32(uid), GID: uint32(gid)}, nil
+}
+
+func (u User) String() string { return fmt.Sprintf("%d:%d", u.UID, u.GID) }
+
+// Policy is one session's confinement. The zero value is the default:
+// the supervisor's own user, the host's network.
+type Policy struct {
+	// User, when set, is who the peer runs as; nil keeps the
+	// supervisor's uid and gid.
+	User    *User
+	Network Network
+}
+
+// Default reports whether p asks for nothing beyond the defaults.
+func (p Policy) Default() bool {
+	return p.User == nil && (p.Network == "" || p.Network == NetworkHost)
+}
+
+// Net returns the network mode, "" read as host.
+func (p Policy) Net() Network {
+	if p.Network == "" {
+		return NetworkHost
+	}
+	return p.Network
+}
+
+// Refuse returns the ErrUnsupported error a backend gives for a policy
+// part it cannot apply: one line naming what to do instead.
+func Refuse(backend, what, fix string) error {
+	return fmt.Errorf("%w: --isolation %s cannot give %s; %s", ErrUnsupported, backend, what, fix)
+}

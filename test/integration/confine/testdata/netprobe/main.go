@@ -1,0 +1,58 @@
+// Command netprobe runs inside a session and reports what network it
+// reaches: netprobe TCP_PORT UDP_PORT, the ports of the host's listeners
+// on 127.0.0.1.
+package main
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: netprobe TCP_PORT UDP_PORT")
+		os.Exit(2)
+	}
+	hostTCP := "refused"
+	if c, err := net.DialTimeout("tcp4", "127.0.0.1:"+os.Args[1], 2*time.Second); err == nil {
+		hostTCP = "connected"
+		c.Close()
+	}
+	fmt.Printf("host_tcp=%s\n", hostTCP)
+	// A DNS query is a datagram like this one.
+	if c, err := net.Dial("udp4", "127.0.0.1:"+os.Args[2]); err == nil {
+		c.Write([]byte("query"))
+		c.Close()
+	}
+	fmt.Printf("self=%s\n", selfTalk())
+}
+
+// selfTalk: a listener of the peer's own on 127.0.0.1, and a round trip
+// through it.
+func selfTalk() string {
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "refused"
+	}
+	defer l.Close()
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			c.Write([]byte("pong"))
+			c.Close()
+		}
+	}()
+	c, err := net.DialTimeout("tcp4", l.Addr().String(), 2*time.Second)
+	if err != nil {
+		return "refused"
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != "pong" {
+		return "refused"
+	}
+	return "ok"
+}
