@@ -56,11 +56,10 @@ func main() {
 	if err == nil {
 		err = pid1.Run(cfg)
 	}
-	var e *exitcode.Error
-	if errors.As(err, &e) && e.Err != nil {
-		fmt.Fprintln(os.Stderr, e.Err)
+	if r := exitcode.Report(err); r != nil {
+		fmt.Fprintln(os.Stderr, r)
 	}
-	os.Exit(exitcode.Of(err, exitcode.Refused))
+	os.Exit(exitcode.Code(err))
 }
 
 // parse reads the flags. -h prints the help and exits 0; a usage error is a
@@ -79,13 +78,13 @@ func parse(args []string, stderr io.Writer) (pid1.Config, error) {
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return cfg, exitcode.Silent(exitcode.OK)
+			return cfg, exitcode.Exited(0)
 		}
-		return cfg, exitcode.New(exitcode.Refused, &pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
+		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}
 	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 {
 		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")
-		return cfg, exitcode.New(exitcode.Refused, &pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
+		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}
 	cfg.ControlDir = fs.Arg(0)
 	return cfg, nil

@@ -36,7 +36,7 @@ func TestParse(t *testing.T) {
 				}
 				return
 			}
-			if got := exitcode.Of(err, -1); err == nil || got != tc.code {
+			if got := exitcode.Code(err); err == nil || got != tc.code {
 				t.Fatalf("exit %d (%v), want %d", got, err, tc.code)
 			}
 			if tc.code == 125 && !strings.Contains(err.Error(), "refused at initialization: usage") {

@@ -64,7 +64,7 @@ func init() {
 			}
 			spec, err := execution.PrepareBuild(opts)
 			if err != nil {
-				return exitcode.New(2, err)
+				return exitcode.Usage(err)
 			}
 			return supervise(c.Context, spec)
 		},
@@ -77,7 +77,7 @@ func init() {
 func printProfile(c *cli.Context, opts execution.BuildOptions) error {
 	spec, err := execution.ResolveBuild(opts)
 	if err != nil {
-		return exitcode.New(2, err)
+		return exitcode.Usage(err)
 	}
 	profile, err := seatbelt.Render(spec.Workspace, spec.RunSh, spec.SpecFile)
 	if err != nil {
@@ -97,7 +97,7 @@ func printProfile(c *cli.Context, opts execution.BuildOptions) error {
 func supervise(ctx context.Context, spec execution.Spec) error {
 	res, err := execution.Run(ctx, spec, execution.TimingFromEnv(), execution.Default())
 	if err != nil {
-		return exitcode.New(exitcode.Refused, err)
+		return exitcode.Refused(err)
 	}
-	return exitcode.Silent(res.ExitCode())
+	return res.Outcome()
 }

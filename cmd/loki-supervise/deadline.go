@@ -47,7 +47,7 @@ func deadlineRun(c *cli.Context) error {
 		return deadlineCancel(c)
 	}
 	if !c.IsSet("hard") || !c.IsSet("grace") {
-		return exitcode.New(2, errors.New("deadline: --hard and --grace are required (see --help)"))
+		return exitcode.Usage(errors.New("deadline: --hard and --grace are required (see --help)"))
 	}
 	var cfg deadline.Config
 	var err error
@@ -56,7 +56,7 @@ func deadlineRun(c *cli.Context) error {
 		dst  *deadline.Seconds
 	}{{"hard", &cfg.Hard}, {"grace", &cfg.Grace}, {"idle", &cfg.Idle}} {
 		if *f.dst, err = deadline.ParseSeconds(f.name, c.String(f.name)); err != nil {
-			return exitcode.New(2, err)
+			return exitcode.Usage(err)
 		}
 	}
 	cfg.ControlFile = os.Getenv(deadline.ControlEnv)
@@ -66,11 +66,11 @@ func deadlineRun(c *cli.Context) error {
 
 func deadlineCancel(c *cli.Context) error {
 	if c.NArg() != 2 {
-		return exitcode.New(2, errors.New("deadline cancel: want exactly one CONTROL_FILE"))
+		return exitcode.Usage(errors.New("deadline cancel: want exactly one CONTROL_FILE"))
 	}
 	pid, err := deadline.Cancel(c.Args().Get(1))
 	if err != nil {
-		return exitcode.New(1, fmt.Errorf("deadline cancel: %w", err))
+		return exitcode.Failed(fmt.Errorf("deadline cancel: %w", err))
 	}
 	fmt.Fprintf(c.App.Writer, "sent SIGTERM to deadline process %d\n", pid)
 	return nil

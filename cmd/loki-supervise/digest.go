@@ -40,18 +40,18 @@ func digestAction(c *cli.Context) error {
 		args = append(args, a)
 	}
 	if len(args) != 1 {
-		return exitcode.New(2, errors.New("digest: expected exactly one DIR (see --help)"))
+		return exitcode.Usage(errors.New("digest: expected exactly one DIR (see --help)"))
 	}
 	dir := args[0]
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return exitcode.New(2, fmt.Errorf("digest: %s is not a directory", dir))
+		return exitcode.Usage(fmt.Errorf("digest: %s is not a directory", dir))
 	}
 	m, err := treedigest.Manifest(c.Context, dir)
 	switch {
 	case errors.Is(err, treedigest.ErrNotWorkTree):
-		return exitcode.New(1, fmt.Errorf("digest: %s is not the top level of a git work tree", dir))
+		return exitcode.Failed(fmt.Errorf("digest: %s is not the top level of a git work tree", dir))
 	case err != nil:
-		return exitcode.New(1, fmt.Errorf("digest: %v", err))
+		return exitcode.Failed(fmt.Errorf("digest: %v", err))
 	}
 	if manifest {
 		_, err = fmt.Fprintf(c.App.Writer, "%s\n", m)

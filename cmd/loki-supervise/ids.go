@@ -28,13 +28,13 @@ func oneID(c *cli.Context, bools ...string) (store *state.Store, id state.ID, tr
 		rest = append(rest, a)
 	}
 	if len(rest) != 1 {
-		return nil, id, nil, exitcode.New(2, fmt.Errorf("%s takes exactly one execution id (see --help)", c.Command.Name))
+		return nil, id, nil, exitcode.Usage(fmt.Errorf("%s takes exactly one execution id (see --help)", c.Command.Name))
 	}
 	if id, err = state.ParseID(rest[0]); err != nil {
-		return nil, id, nil, exitcode.New(2, fmt.Errorf("%q: %w", rest[0], err))
+		return nil, id, nil, exitcode.Usage(fmt.Errorf("%q: %w", rest[0], err))
 	}
 	if store, err = state.DefaultStore(); err != nil {
-		return nil, id, nil, exitcode.New(1, err)
+		return nil, id, nil, exitcode.Failed(err)
 	}
 	return store, id, trailing, nil
 }
@@ -42,7 +42,7 @@ func oneID(c *cli.Context, bools ...string) (store *state.Store, id state.ID, tr
 // readErr turns a failed read of a record into a one-line user error.
 func readErr(id state.ID, err error) error {
 	if errors.Is(err, state.ErrNotFound) {
-		return exitcode.New(1, fmt.Errorf("no such execution: %s", id))
+		return exitcode.Failed(fmt.Errorf("no such execution: %s", id))
 	}
-	return exitcode.New(1, err)
+	return exitcode.Failed(err)
 }

@@ -53,8 +53,8 @@ func FuzzOneID(f *testing.F) {
 			return // urfave/cli refused the flags itself
 		}
 		if err != nil {
-			if exitcode.Of(err, -1) != 2 {
-				t.Fatalf("%q: exit %d for %v", args, exitcode.Of(err, -1), err)
+			if exitcode.Code(err) != 2 {
+				t.Fatalf("%q: exit %d for %v", args, exitcode.Code(err), err)
 			}
 			if errors.Is(err, state.ErrInvalidID) && strings.Contains(err.Error(), "\n") && !strings.Contains(in, "\n") {
 				t.Fatalf("message gained a line break: %q", err.Error())

@@ -21,11 +21,11 @@ func init() {
 		Action: func(c *cli.Context) error {
 			store, err := state.DefaultStore()
 			if err != nil {
-				return exitcode.New(1, err)
+				return exitcode.Failed(err)
 			}
 			entries, err := store.List()
 			if err != nil {
-				return exitcode.New(1, err)
+				return exitcode.Failed(err)
 			}
 			if c.Bool("json") {
 				out := make([]any, 0, len(entries))
@@ -38,7 +38,7 @@ func init() {
 				}
 				b, err := canonjson.MarshalIndent(out)
 				if err != nil {
-					return exitcode.New(1, err)
+					return exitcode.Failed(err)
 				}
 				fmt.Fprintf(c.App.Writer, "%s\n", b)
 				return nil

@@ -36,15 +36,11 @@ func main() {
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are decided below
 	}
 	err := app.Run(os.Args)
-	if err != nil {
-		if msg := err.Error(); msg != "" && !isSilent(err) {
-			fmt.Fprintln(os.Stderr, "loki-supervise:", msg)
-		}
+	if !exitcode.Classified(err) {
+		err = exitcode.Usage(err) // the CLI parser's: a bad flag, an unknown command
 	}
-	os.Exit(exitcode.Of(err, 2))
-}
-
-func isSilent(err error) bool {
-	e, ok := err.(*exitcode.Error)
-	return ok && e.Err == nil
+	if r := exitcode.Report(err); r != nil && r.Error() != "" {
+		fmt.Fprintln(os.Stderr, "loki-supervise:", r)
+	}
+	os.Exit(exitcode.Code(err))
 }

@@ -73,7 +73,7 @@ Example:
 			}
 			b, err := oci.Marshal(spec)
 			if err != nil {
-				return exitcode.New(1, err)
+				return exitcode.Failed(err)
 			}
 			fmt.Fprint(c.App.Writer, string(b))
 			return nil

@@ -66,7 +66,7 @@ func init() {
 				ArgsUsage: "OUTPUT SIBLING UNIX-SOCKET PORT",
 				Action: func(c *cli.Context) error {
 					if code := seatbelt.RunPayload(c.Args().Slice()); code != 0 {
-						return exitcode.Silent(code)
+						return exitcode.Exited(code)
 					}
 					return nil
 				},
@@ -80,12 +80,12 @@ func probeSeatbelt(c *cli.Context) error {
 	defer stop()
 	self, err := os.Executable()
 	if err != nil {
-		return exitcode.New(exitcode.Refused, fmt.Errorf("cannot find this program to use as the probe payload: %w", err))
+		return exitcode.Refused(fmt.Errorf("cannot find this program to use as the probe payload: %w", err))
 	}
 	payload := seatbelt.Payload{Binary: self, Args: []string{"probe", payloadCommand}}
 	res, err := seatbelt.Probe(ctx, c.String("workspace-root"), c.String("run-sh"), payload)
 	if errors.Is(err, seatbelt.ErrNotMacOS) {
-		return exitcode.New(exitcode.Refused, fmt.Errorf("%w; on Linux, confine agent sessions with a private namespace instead: "+
+		return exitcode.Refused(fmt.Errorf("%w; on Linux, confine agent sessions with a private namespace instead: "+
 			"loki-supervise session --isolation namespace", err))
 	}
 	if err != nil {
@@ -105,7 +105,7 @@ func probeProvider(c *cli.Context) error {
 		return err
 	}
 	if !res.Available {
-		return exitcode.Silent(1)
+		return exitcode.Failed(nil)
 	}
 	return nil
 }
@@ -114,15 +114,15 @@ func probeProvider(c *cli.Context) error {
 // user's to fix (2), anything else is a refusal (125).
 func probeError(err error) error {
 	if errors.Is(err, boundary.ErrInvalid) {
-		return exitcode.New(2, err)
+		return exitcode.Usage(err)
 	}
-	return exitcode.New(exitcode.Refused, err)
+	return exitcode.Refused(err)
 }
 
 func printJSON(c *cli.Context, v any) error {
 	out, err := canonjson.MarshalIndent(v)
 	if err != nil {
-		return exitcode.New(exitcode.Refused, err)
+		return exitcode.Refused(err)
 	}
 	_, err = fmt.Fprintf(c.App.Writer, "%s\n", out)
 	return err

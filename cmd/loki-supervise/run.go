@@ -36,7 +36,7 @@ func init() {
 				IdleTimeout: seconds(c, "idle-timeout"),
 			})
 			if err != nil {
-				return exitcode.New(2, err)
+				return exitcode.Usage(err)
 			}
 			if c.Bool("json") {
 				b, _ := canonjson.Marshal(map[string]any{"execution_id": spec.ID.String()})

@@ -91,7 +91,7 @@ whole reply passes --wait-after-eof. --isolation none always waits for the agent
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			return exitcode.Silent(namespace.RunStage(c.Args().Slice()))
+			return namespace.RunStage(c.Args().Slice())
 		},
 	})
 	register(&cli.Command{
@@ -99,7 +99,7 @@ whole reply passes --wait-after-eof. --isolation none always waits for the agent
 		Hidden:          true,
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
-			return exitcode.Silent(oci.RunShim(c.Args().Slice()))
+			return oci.RunShim(c.Args().Slice())
 		},
 	})
 }
@@ -155,7 +155,7 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	return confine.Policy{User: user, Network: network}, nil
 }
 
-func usage(format string, a ...any) error { return exitcode.New(2, fmt.Errorf(format, a...)) }
+func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
 
 func runSession(c *cli.Context) error {
 	argv := c.Args().Slice()
@@ -223,7 +223,7 @@ func sessionCwd(c *cli.Context, isolation string) (string, error) {
 	return os.Getwd()
 }
 
-func notLaunched(err error) error { return exitcode.New(exitcode.NotLaunched, err) }
+func notLaunched(err error) error { return exitcode.NotLaunched(err) }
 
 func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 	switch isolation {

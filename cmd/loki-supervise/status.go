@@ -33,7 +33,7 @@ func init() {
 			if c.Bool("json") || trailing["json"] {
 				b, err := canonjson.MarshalIndent(v.JSON())
 				if err != nil {
-					return exitcode.New(1, err)
+					return exitcode.Failed(err)
 				}
 				fmt.Fprintf(c.App.Writer, "%s\n", b)
 				return nil

@@ -27,7 +27,7 @@ func init() {
 			res, err := execution.RequestStop(store, id)
 			switch {
 			case errors.Is(err, execution.ErrAlreadyExited):
-				return exitcode.New(1, err)
+				return exitcode.Failed(err)
 			case err != nil:
 				return readErr(id, err)
 			case res.AlreadyRequested:

@@ -28,23 +28,23 @@ func init() {
 
 func verifyProofAction(c *cli.Context) error {
 	if c.NArg() != 1 {
-		return exitcode.New(2, errors.New("verify-proof: expected exactly one FILE (see --help)"))
+		return exitcode.Usage(errors.New("verify-proof: expected exactly one FILE (see --help)"))
 	}
 	file := c.Args().First()
 	in, err := proof.VerifyFile(file)
 	switch {
 	case errors.Is(err, proof.ErrUnreadable):
-		return exitcode.New(2, fmt.Errorf("verify-proof: cannot read %s (missing, not a regular file, a symlink, or larger than %d bytes)", file, proof.MaxReceiptSize))
+		return exitcode.Usage(fmt.Errorf("verify-proof: cannot read %s (missing, not a regular file, a symlink, or larger than %d bytes)", file, proof.MaxReceiptSize))
 	case err != nil:
-		return exitcode.New(2, fmt.Errorf("verify-proof: %s: %v", file, err))
+		return exitcode.Usage(fmt.Errorf("verify-proof: %s: %v", file, err))
 	}
 	out, err := canonjson.Marshal(in)
 	if err != nil {
-		return exitcode.New(2, fmt.Errorf("verify-proof: %v", err))
+		return exitcode.Usage(fmt.Errorf("verify-proof: %v", err))
 	}
 	fmt.Fprintf(c.App.Writer, "%s\n", out)
 	if !in.OK {
-		return exitcode.Silent(1)
+		return exitcode.Failed(nil)
 	}
 	return nil
 }

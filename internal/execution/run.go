@@ -10,6 +10,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/execution/runnerenv"
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
@@ -54,17 +55,20 @@ type Result struct {
 	Reason     string
 }
 
-// ExitCode is the supervisor's own exit status: the runner's code, 128+N
-// for a signal, capped at 255; 127 when the runner never started.
-func (r Result) ExitCode() int {
+// Outcome is the supervisor's own exit: the runner's code (capped at 255)
+// or its signal, not launched when the runner never started.
+func (r Result) Outcome() error {
 	switch {
 	case !r.Launched:
-		return 127
+		return exitcode.NotLaunched(nil)
 	case r.Returncode < 0:
-		return 128 - r.Returncode
+		return exitcode.Signalled(-r.Returncode, nil)
 	}
-	return min(r.Returncode, 255)
+	return exitcode.Exited(min(r.Returncode, 255))
 }
+
+// ExitCode is Outcome's exit code: the runner's, 128+N for signal N, 127.
+func (r Result) ExitCode() int { return exitcode.Code(r.Outcome()) }
 
 // Run supervises one execution to its end and writes every transition into
 // the record. The error is non-nil only when the record itself could not

@@ -42,14 +42,14 @@ func TestPeerOutcome(t *testing.T) {
 		{"zero", reap.Status{Exited: true}, 0},
 		{"one", reap.Status{Exited: true, Code: 1}, 1},
 		{"max", reap.Status{Exited: true, Code: 255}, 255},
-		{"signal", reap.Status{Signal: 9}, exitcode.Refused},
+		{"signal", reap.Status{Signal: 9}, 125},
 	}
 	for _, tc := range cases {
-		if got := exitcode.Of(peerOutcome(tc.st), -1); got != tc.code {
+		if got := exitcode.Code(peerOutcome(tc.st)); got != tc.code {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.code)
 		}
 	}
-	if got := exitcode.Of(shutdownCode(15), -1); got != 143 {
+	if got := exitcode.Code(shutdownCode(15)); got != 143 {
 		t.Errorf("shutdown after SIGTERM: %d", got)
 	}
 }

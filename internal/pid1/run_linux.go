@@ -17,8 +17,8 @@ import (
 	"github.com/loki-sh/loki/internal/reap"
 )
 
-// Run is loki-init. It returns the *exitcode.Error to exit with (its Err,
-// when set, is the refusal line to print); the caller must exit at once.
+// Run is loki-init. It returns the outcome to exit with (its cause, when
+// there is one, is the refusal line to print); the caller must exit at once.
 func Run(cfg Config) error {
 	cfg = cfg.withDefaults()
 	if unix.Getpid() != 1 {
@@ -328,7 +328,7 @@ func (l *loop) inputDone() error {
 	if _, ok := l.reaper.CheckPeer(); ok {
 		return nil // settle takes it from here
 	}
-	return exitcode.Silent(exitcode.OK)
+	return exitcode.Exited(0)
 }
 
 func (l *loop) sweep() {

@@ -104,32 +104,33 @@ func (c Config) InitArgs() []string {
 }
 
 // Run runs the session to its end. It returns nil for exit code 0 and an
-// *exitcode.Error otherwise (silent when the code is the session's own).
+// outcome of package exitcode otherwise (silent when the code is the
+// session's own).
 func Run(cfg Config) error {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
-		return exitcode.New(2, err)
+		return exitcode.Usage(err)
 	}
 	if !cfg.Backend.NeedsInit() {
 		return runDirect(cfg)
 	}
 	dirs, err := makeSessionDirs(cfg.ControlRoot)
 	if err != nil {
-		return exitcode.New(exitcode.NotLaunched, err)
+		return exitcode.NotLaunched(err)
 	}
 	defer dirs.remove()
 	writer, err := newLeaseWriter(dirs, cfg.Confine.User)
 	if err != nil {
-		return exitcode.New(exitcode.NotLaunched, fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
+		return exitcode.NotLaunched(fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
 	defer writer.Close()
 	prelude, err := launch.Encode(cfg.Peer)
 	if err != nil {
-		return exitcode.New(2, fmt.Errorf("peer command: %w", err))
+		return exitcode.Usage(fmt.Errorf("peer command: %w", err))
 	}
 	inR, inW, err := newStdinPipe()
 	if err != nil {
-		return exitcode.New(exitcode.NotLaunched, err)
+		return exitcode.NotLaunched(err)
 	}
 	// Watch for the init's first read of the lease before it can exist.
 	reads, stopWatch := lease.WatchReads(dirs.control)
@@ -148,7 +149,7 @@ func Run(cfg Config) error {
 	if err != nil {
 		stopWatch()
 		inW.Close()
-		return exitcode.New(exitcode.NotLaunched, err)
+		return exitcode.NotLaunched(err)
 	}
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
@@ -169,7 +170,7 @@ func withRelay(decided, relayErr error, notes io.Writer) error {
 	if decided != nil {
 		return decided
 	}
-	return exitcode.New(exitcode.Refused, fmt.Errorf("stdin relay failed: %w", relayErr))
+	return exitcode.Refused(fmt.Errorf("stdin relay failed: %w", relayErr))
 }
 
 // runDirect is the lease-free path: the backend runs the peer itself, with
@@ -179,14 +180,14 @@ func runDirect(cfg Config) error {
 	if stdin == nil {
 		null, err := os.Open(os.DevNull)
 		if err != nil {
-			return exitcode.New(exitcode.NotLaunched, err)
+			return exitcode.NotLaunched(err)
 		}
 		defer null.Close()
 		stdin = null
 	}
 	proc, err := cfg.Backend.Start(Request{Peer: cfg.Peer, Confine: cfg.Confine, Stdin: stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
 	if err != nil {
-		return exitcode.New(exitcode.NotLaunched, err)
+		return exitcode.NotLaunched(err)
 	}
 	exit, killedBy := waitWithSignals(proc, cfg)
 	proc.Close()
@@ -197,20 +198,20 @@ func runDirect(cfg Config) error {
 func decide(exit Exit, killedBy syscall.Signal) error {
 	switch {
 	case exit.Err != nil:
-		return exitcode.New(exitcode.NotLaunched, fmt.Errorf("%w: %v", ErrBackend, exit.Err))
+		return exitcode.NotLaunched(fmt.Errorf("%w: %v", ErrBackend, exit.Err))
 	case killedBy != 0:
-		return exitcode.New(exitcode.SignalBase+int(killedBy),
+		return exitcode.Signalled(int(killedBy),
 			fmt.Errorf("session killed after %v did not end it in time", killedBy))
 	case exit.Escaped != nil:
-		return exitcode.New(exitcode.Refused, exit.Escaped)
+		return exitcode.Refused(exit.Escaped)
 	case exit.Signal != 0:
 		// The init (or direct peer) died of a signal nobody here chose:
 		// whatever it printed cannot be trusted as a complete run.
-		return exitcode.New(exitcode.Refused, fmt.Errorf("session ended by signal %d", exit.Signal))
+		return exitcode.Refused(fmt.Errorf("session ended by signal %d", exit.Signal))
 	case exit.Code == 0:
 		return nil
 	default:
-		return exitcode.Silent(exitcode.FromWait(exit.Code, 0))
+		return exitcode.Exited(exit.Code)
 	}
 }
 

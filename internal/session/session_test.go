@@ -30,7 +30,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := exitcode.Of(decide(tc.exit, tc.killedBy), -1); got != tc.want {
+			if got := exitcode.Code(decide(tc.exit, tc.killedBy)); got != tc.want {
 				t.Fatalf("decide(%+v, %v) = %d, want %d", tc.exit, tc.killedBy, got, tc.want)
 			}
 		})
@@ -105,16 +105,16 @@ func TestStartSchedule(t *testing.T) {
 func TestWithRelay(t *testing.T) {
 	cut := errors.New("read stdin: input/output error")
 	var notes strings.Builder
-	if got := exitcode.Of(withRelay(nil, cut, &notes), -1); got != 125 {
+	if got := exitcode.Code(withRelay(nil, cut, &notes)); got != 125 {
 		t.Fatalf("clean session with a cut relay: %d, want 125", got)
 	}
 	if !strings.Contains(notes.String(), "stdin was cut short") {
 		t.Fatalf("no note: %q", notes.String())
 	}
-	if got := exitcode.Of(withRelay(exitcode.Silent(7), cut, io.Discard), -1); got != 7 {
+	if got := exitcode.Code(withRelay(exitcode.Exited(7), cut, io.Discard)); got != 7 {
 		t.Fatalf("failed session: %d, want its own 7", got)
 	}
-	if got := exitcode.Of(withRelay(nil, nil, io.Discard), -1); got != 0 {
+	if got := exitcode.Code(withRelay(nil, nil, io.Discard)); got != 0 {
 		t.Fatalf("clean relay: %d", got)
 	}
 }

@@ -11,14 +11,6 @@ import (
 // ControlEnv names the control file this process writes, if set.
 const ControlEnv = "LOKI_DEADLINE_CONTROL_FILE"
 
-// Exit codes decided here (the shell's conventions).
-const (
-	codeTimeout    = 124
-	codeInternal   = 125
-	codeBrokenPipe = 141 // 128 + SIGPIPE
-	codeSignalBase = 128
-)
-
 // Seconds is a non-negative, finite number of seconds as given by the user;
 // it keeps the value so the expiry report echoes it exactly.
 type Seconds float64

@@ -31,19 +31,19 @@ type Command struct {
 	Env  []string // complete environment; ControlEnv is removed from it
 }
 
-// Run runs c under cfg and returns nil for exit 0 or an *exitcode.Error
-// carrying the code (see the package doc).
+// Run runs c under cfg and returns nil for exit 0 or an outcome of package
+// exitcode (see the package doc).
 func Run(cfg Config, c Command, io Stdio) error {
 	if err := cfg.Validate(); err != nil {
-		return exitcode.New(2, err)
+		return exitcode.Usage(err)
 	}
 	if len(c.Args) == 0 {
-		return exitcode.New(2, fmt.Errorf("%w: no command given (use -- CMD ...)", ErrUsage))
+		return exitcode.Usage(fmt.Errorf("%w: no command given (use -- CMD ...)", ErrUsage))
 	}
 	if cfg.ControlFile != "" {
 		ctl, err := createControl(cfg.ControlFile)
 		if err != nil {
-			return exitcode.New(codeInternal, err)
+			return exitcode.Refused(err)
 		}
 		defer ctl.remove()
 	}
@@ -77,13 +77,13 @@ type session struct {
 func (s *session) start(c Command, stdin *os.File) error {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return exitcode.New(codeInternal, err)
+		return exitcode.Refused(err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return exitcode.New(codeInternal, err)
+		return exitcode.Refused(err)
 	}
 	r, err := lineage.Start(lineage.Command{
 		Args: c.Args, Dir: c.Dir, Env: withoutControl(c.Env),
@@ -94,7 +94,7 @@ func (s *session) start(c Command, stdin *os.File) error {
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		return exitcode.New(lineage.ExitCodeFor(err), err)
+		return lineage.LaunchError(err)
 	}
 	s.r = r
 	s.relay.pump(outR, s.out)
@@ -117,17 +117,17 @@ func (s *session) supervise(sigs <-chan os.Signal) error {
 			return s.expire("hard_timeout")
 		case sig := <-sigs:
 			s.stop()
-			return exitcode.Silent(codeSignalBase + int(sig.(syscall.Signal)))
+			return exitcode.Signalled(int(sig.(syscall.Signal)), nil)
 		case <-s.relay.broken:
 			s.stop()
 			if err, _ := s.relay.failure.Load().(error); err != nil {
-				return exitcode.New(codeInternal, fmt.Errorf("writing output: %w", err))
+				return exitcode.Refused(fmt.Errorf("writing output: %w", err))
 			}
-			return exitcode.Silent(codeBrokenPipe)
+			return exitcode.Signalled(int(syscall.SIGPIPE), nil)
 		case <-tick.C:
 			if err := s.r.Refresh(); err != nil {
 				s.stop()
-				return exitcode.New(codeInternal, err)
+				return exitcode.Refused(err)
 			}
 			if idle := s.cfg.Idle.Duration(); idle > 0 && s.relay.idleFor() >= idle {
 				return s.expire("idle_timeout")
@@ -141,7 +141,7 @@ func (s *session) expire(reason string) error {
 	s.errs.line(s.cfg.event(reason))
 	s.stop()
 	s.relay.drain(drainFor)
-	return exitcode.Silent(codeTimeout)
+	return exitcode.Timeout(nil)
 }
 
 // stop ends the whole lineage, the command included, within the grace.
@@ -157,21 +157,21 @@ func (s *session) finished() error {
 	select {
 	case <-s.relay.broken:
 		if err, _ := s.relay.failure.Load().(error); err == nil {
-			return exitcode.Silent(codeBrokenPipe)
+			return exitcode.Signalled(int(syscall.SIGPIPE), nil)
 		}
 	default:
 	}
 	switch {
 	case out.Error != "":
-		return exitcode.New(codeInternal, fmt.Errorf("descendant check failed: %s", out.Error))
+		return exitcode.Refused(fmt.Errorf("descendant check failed: %s", out.Error))
 	case out.Detected:
-		return exitcode.New(codeInternal, leftovers(out))
+		return exitcode.Refused(leftovers(out))
 	case !drained:
-		return exitcode.New(codeInternal, fmt.Errorf("output still held %v after the command exited", drainFor))
+		return exitcode.Refused(fmt.Errorf("output still held %v after the command exited", drainFor))
 	}
 	code, sig := s.r.Status()
-	if c := exitcode.FromWait(code, sig); c != 0 {
-		return exitcode.Silent(c)
+	if err := exitcode.Wait(code, sig); exitcode.Code(err) != 0 {
+		return err
 	}
 	return nil
 }

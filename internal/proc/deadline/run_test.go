@@ -54,7 +54,7 @@ func run(t *testing.T, cfg Config, script string) result {
 	var out, errb buffer
 	start := time.Now()
 	err := Run(cfg, Command{Args: []string{"sh", "-c", script}, Dir: t.TempDir(), Env: env()}, Stdio{Stdout: &out, Stderr: &errb})
-	return result{code: exitcode.Of(err, -1), err: err, out: out.String(), err_: errb.String(), took: time.Since(start)}
+	return result{code: exitcode.Code(err), err: err, out: out.String(), err_: errb.String(), took: time.Since(start)}
 }
 
 // event parses the single deadline line from stderr.
@@ -163,7 +163,7 @@ func TestBrokenOutputPipe(t *testing.T) {
 	start := time.Now()
 	err := Run(Config{Hard: 30, Grace: 0.5}, Command{Args: []string{"sh", "-c", "while :; do echo spam; done"}, Env: env()},
 		Stdio{Stdout: brokenPipe{}, Stderr: &buffer{}})
-	if code := exitcode.Of(err, -1); code != 141 {
+	if code := exitcode.Code(err); code != 141 {
 		t.Fatalf("exit %d (%v), want 141", code, err)
 	}
 	if took := time.Since(start); took > 15*time.Second {
@@ -174,11 +174,11 @@ func TestBrokenOutputPipe(t *testing.T) {
 func TestLaunchFailures(t *testing.T) {
 	var out buffer
 	err := Run(Config{Hard: 5}, Command{Args: []string{"loki-no-such-cmd-xyz"}, Env: env()}, Stdio{Stdout: &out, Stderr: &out})
-	if code := exitcode.Of(err, -1); code != 127 {
+	if code := exitcode.Code(err); code != 127 {
 		t.Fatalf("exit %d (%v), want 127", code, err)
 	}
 	err = Run(Config{Hard: 5, Idle: 9}, Command{Args: []string{"true"}, Env: env()}, Stdio{Stdout: &out, Stderr: &out})
-	if code := exitcode.Of(err, -1); code != 2 || !errors.Is(err, ErrUsage) {
+	if code := exitcode.Code(err); code != 2 || !errors.Is(err, ErrUsage) {
 		t.Fatalf("exit %d (%v), want a usage error", code, err)
 	}
 }

@@ -23,24 +23,24 @@ var (
 	ErrUnsupported = errors.New("lineage tracking is not supported on this platform")
 )
 
-// Exit codes of a failed launch, in the shell's convention.
-const (
-	codeNotFound   = exitcode.NotLaunched // 127
-	codePermission = 126
-	codeLaunch     = exitcode.Refused // 125
-)
-
-// ExitCodeFor maps an error from Start to the shell's exit code: 127 not
-// found, 126 not executable, 125 anything else; 0 for nil.
-func ExitCodeFor(err error) int {
+// LaunchError classes an error from Start, in the shell's convention: not
+// found is not launched (127), not executable cannot execute (126),
+// anything else refused (125).
+func LaunchError(err error) error {
 	switch {
-	case err == nil:
-		return 0
 	case errors.Is(err, ErrNotFound):
-		return codeNotFound
+		return exitcode.NotLaunched(err)
 	case errors.Is(err, ErrPermission):
-		return codePermission
+		return exitcode.CannotExecute(err)
 	default:
-		return codeLaunch
+		return exitcode.Refused(err)
 	}
+}
+
+// ExitCodeFor is the exit code of an error from Start; 0 for nil.
+func ExitCodeFor(err error) int {
+	if err == nil {
+		return 0
+	}
+	return exitcode.Code(LaunchError(err))
 }

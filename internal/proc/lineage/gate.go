@@ -21,13 +21,6 @@ const (
 	TokenEnv = "LOKI_DEADLINE_LINEAGE"
 )
 
-// Gate exit codes when the real command cannot be executed.
-const (
-	gateExitNotFound   = codeNotFound
-	gateExitPermission = codePermission
-	gateExitOther      = codeLaunch
-)
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/exitcode"
 )
 
 // MaybeRunGate must be the first call of main (and of TestMain in tests that
@@ -25,7 +27,7 @@ func MaybeRunGate() {
 	if !isFIFO(releaseFD) || !isFIFO(statusFD) || len(os.Args) < 3 {
 		return // the variable leaked into an unrelated process: not our gate
 	}
-	os.Exit(runGate(v[len(gateVersion):]))
+	os.Exit(exitcode.Code(runGate(v[len(gateVersion):])))
 }
 
 func isFIFO(fd int) bool {
@@ -33,13 +35,13 @@ func isFIFO(fd int) bool {
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
 }
 
-// runGate returns only on failure, with the exit code to use.
-func runGate(nonce string) int {
+// runGate returns only on failure, with the outcome to exit with.
+func runGate(nonce string) error {
 	want := releaseMessage(nonce)
 	got := make([]byte, len(want))
 	release := os.NewFile(releaseFD, "release")
 	if _, err := io.ReadFull(release, got); err != nil || !bytes.Equal(got, want) {
-		return gateExitOther // parent gave up (or is not our parent): never exec
+		return LaunchError(ErrLaunch) // parent gave up (or is not our parent): never exec
 	}
 	release.Close()
 	unix.CloseOnExec(statusFD)
@@ -58,25 +60,15 @@ func runGate(nonce string) int {
 	var msg [4]byte
 	binary.BigEndian.PutUint32(msg[:], uint32(errno))
 	_, _ = unix.Write(statusFD, msg[:])
-	return gateExitCode(errno)
+	return LaunchError(classifyExec(errno))
 }
 
-func gateExitCode(errno unix.Errno) int {
+// classifyExec maps an errno of a failed exec to a sentinel.
+func classifyExec(errno unix.Errno) error {
 	switch errno {
 	case unix.ENOENT, unix.ENOTDIR:
-		return gateExitNotFound
-	case unix.EACCES, unix.EPERM, unix.ENOEXEC, unix.EISDIR:
-		return gateExitPermission
-	}
-	return gateExitOther
-}
-
-// classifyExec maps an errno reported by the gate to a sentinel.
-func classifyExec(errno unix.Errno) error {
-	switch gateExitCode(errno) {
-	case gateExitNotFound:
 		return ErrNotFound
-	case gateExitPermission:
+	case unix.EACCES, unix.EPERM, unix.ENOEXEC, unix.EISDIR:
 		return ErrPermission
 	}
 	return ErrLaunch

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
@@ -205,15 +206,13 @@ type process struct {
 
 func (p *process) Wait() session.Exit {
 	err := p.cmd.Wait()
-	var ee *exec.ExitError
+	code, sig, ok := exitcode.Status(err)
 	switch {
-	case err == nil:
-		return session.Exit{}
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return session.Exit{Signal: int(ws.Signal())}
-		}
-		code := ee.ExitCode()
+	case !ok:
+		return session.Exit{Code: -1, Err: err}
+	case sig > 0:
+		return session.Exit{Signal: sig}
+	default:
 		if code == runFailed && p.neverCreated() {
 			// docker itself failed (its message is above): the session
 			// never ran, which is 127, not a code of the session's.
@@ -221,8 +220,6 @@ func (p *process) Wait() session.Exit {
 				ErrNotCreated, code, DaemonFixHint)}
 		}
 		return session.Exit{Code: code}
-	default:
-		return session.Exit{Code: -1, Err: err}
 	}
 }
 

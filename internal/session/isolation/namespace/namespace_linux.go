@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -31,7 +32,7 @@ import (
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == StageCommand {
 		runtime.LockOSThread()
-		os.Exit(RunStage(os.Args[2:]))
+		os.Exit(exitcode.Code(RunStage(os.Args[2:])))
 	}
 }
 
@@ -159,17 +160,14 @@ type process struct {
 func (p *process) Wait() session.Exit {
 	err := p.cmd.Wait()
 	exit := session.Exit{Err: p.startErr}
-	var ee *exec.ExitError
+	code, sig, ok := exitcode.Status(err)
 	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			exit.Signal = int(ws.Signal())
-		} else {
-			exit.Code = ee.ExitCode()
-		}
-	default:
+	case !ok:
 		exit.Code, exit.Err = -1, err
+	case sig > 0:
+		exit.Signal = sig
+	default:
+		exit.Code = code
 	}
 	return exit
 }
@@ -183,13 +181,13 @@ func (p *process) Close() error               { return nil }
 
 // RunStage is the body of StageCommand. It returns only on failure, after
 // writing the reason to the status pipe; on success it has become loki-init.
-func RunStage(args []string) int {
+func RunStage(args []string) error {
 	status := os.NewFile(statusFD, "status")
-	fail := func(step string, err error) int {
+	fail := func(step string, err error) error {
 		if status != nil {
 			fmt.Fprintf(status, "%s: %v", step, err)
 		}
-		return 127
+		return exitcode.NotLaunched(nil)
 	}
 	if _, err := unix.FcntlInt(statusFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 		return fail("status pipe", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 )
 
@@ -145,17 +146,14 @@ func (p *process) command(args ...string) *exec.Cmd {
 func (p *process) Wait() session.Exit {
 	err := p.cmd.Wait()
 	var exit session.Exit
-	var ee *exec.ExitError
+	code, sig, ok := exitcode.Status(err)
 	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			exit.Signal = int(ws.Signal())
-		} else {
-			exit.Code = ee.ExitCode()
-		}
-	default:
+	case !ok:
 		exit.Err = err
+	case sig > 0:
+		exit.Signal = sig
+	default:
+		exit.Code = code
 	}
 	if _, statErr := os.Stat(p.pidFile); statErr != nil && exit.Signal == 0 && exit.Code != 0 {
 		exit.Err = fmt.Errorf("%w (%s exited %d; its message is above)", ErrNotCreated, filepath.Base(p.rt), exit.Code)

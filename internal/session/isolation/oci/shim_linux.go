@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loki-sh/loki/internal/exitcode"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,10 +51,10 @@ func pidsControllerAvailable() bool {
 // RunShim is the body of ShimCommand: it is already in a private mount
 // namespace; it keeps host mounts flowing in but none flowing out, hides the
 // cgroup2 mount under a scratch tmpfs, and execs the runtime.
-func RunShim(args []string) int {
+func RunShim(args []string) error {
 	if len(args) < 1 {
 		fmt.Fprintln(os.Stderr, "loki-supervise: cgroup shim: missing runtime")
-		return 127
+		return exitcode.NotLaunched(nil)
 	}
 	// Refuse unless this is a mount namespace of our own: the tmpfs below
 	// must never cover the host's cgroup2 mount.
@@ -61,17 +62,17 @@ func RunShim(args []string) int {
 	parent, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid()))
 	if err1 != nil || err2 != nil || own == parent {
 		fmt.Fprintln(os.Stderr, "loki-supervise: cgroup shim: not in a private mount namespace")
-		return 127
+		return exitcode.NotLaunched(nil)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		fmt.Fprintf(os.Stderr, "loki-supervise: cgroup shim: make / a slave mount: %v\n", err)
-		return 127
+		return exitcode.NotLaunched(nil)
 	}
 	if err := unix.Mount("loki-cgroup-shim", unifiedMount, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0755"); err != nil {
 		fmt.Fprintf(os.Stderr, "loki-supervise: cgroup shim: hide %s: %v\n", unifiedMount, err)
-		return 127
+		return exitcode.NotLaunched(nil)
 	}
 	err := unix.Exec(args[0], args, os.Environ())
 	fmt.Fprintf(os.Stderr, "loki-supervise: cgroup shim: exec %s: %v\n", args[0], err)
-	return 127
+	return exitcode.NotLaunched(nil)
 }

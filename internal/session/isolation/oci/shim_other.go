@@ -2,7 +2,11 @@
 
 package oci
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+)
 
 // ShimCommand is the hidden loki-supervise subcommand (Linux only).
 const ShimCommand = "__oci-cgroup-shim"
@@ -12,4 +16,4 @@ func needsHybridShim() bool          { return false }
 func pidsControllerAvailable() bool  { return false }
 
 // RunShim is unsupported outside Linux.
-func RunShim([]string) int { return 127 }
+func RunShim([]string) error { return exitcode.NotLaunched(nil) }
