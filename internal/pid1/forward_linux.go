@@ -37,13 +37,36 @@ func forward(s stream, dst, src int, done chan<- forwarded) {
 	if s != streamIn {
 		batchThread()
 	}
-	eof, err := pump(dst, src)
+	var eof bool
+	var err error
+	if positioned(dst) {
+		eof, err = copyLoop(dst, src)
+	} else {
+		eof, err = pump(dst, src)
+	}
 	done <- forwarded{s: s, eof: eof, err: err}
 }
 
 func isPipe(fd int) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO
+}
+
+// positioned reports whether fd writes at a file offset (a regular file or
+// a block device). Such a destination takes write(2), never splice: a
+// splice into a file reads the shared offset when it starts, then waits
+// in the peer's pipe, and writes at that stale offset when data comes, and
+// it takes no lock on the offset either. With stdout and stderr sharing
+// one description (`> log 2>&1`) the two forwarders, and the supervisor's
+// own notes, then overwrote each other's lines. write(2) takes the
+// description's position lock and reads the offset as it writes.
+func positioned(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return false
+	}
+	m := st.Mode & unix.S_IFMT
+	return m == unix.S_IFREG || m == unix.S_IFBLK
 }
 
 // batchThread gives the calling goroutine a thread of its own under

@@ -211,3 +211,56 @@ func TestPolledPumpBatchesThreadsOnlyForAStream(t *testing.T) {
 		}
 	}
 }
+
+// Two forwarders into one regular-file description (`> log 2>&1`): each
+// line lands once, where the shared offset is when it is written. A
+// splice would write at the offset it read before waiting for the peer,
+// so the later stream overwrote the earlier one's lines.
+func TestForwardSharedFileDescription(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := int(f.Fd())
+	errFD, err := unix.Dup(out) // fd 2 of `2>&1`: the same description
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(errFD)
+	var outP, errP [2]int
+	unix.Pipe2(outP[:], unix.O_CLOEXEC)
+	unix.Pipe2(errP[:], unix.O_CLOEXEC)
+	done := make(chan forwarded, 2)
+	go forward(streamOut, out, outP[0], done)
+	go forward(streamErr, errFD, errP[0], done)
+	var want bytes.Buffer
+	for i := 0; i < 6; i++ {
+		w, name := outP[1], "out-"
+		if i%2 == 1 {
+			w, name = errP[1], "err-"
+		}
+		line := name + strconv.Itoa(i) + "\n"
+		writeAll(w, []byte(line))
+		want.WriteString(line)
+		// The line is in the file before the next one is written.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if fi, _ := f.Stat(); fi.Size() >= int64(want.Len()) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	unix.Close(outP[1])
+	unix.Close(errP[1])
+	for i := 0; i < 2; i++ {
+		if r := <-done; !r.eof || r.err != nil {
+			t.Fatalf("forwarder %v: eof=%v err=%v", r.s, r.eof, r.err)
+		}
+	}
+	got, _ := os.ReadFile(f.Name())
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("file holds %q, want %q", got, want.Bytes())
+	}
+}
