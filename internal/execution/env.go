@@ -4,7 +4,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -32,8 +31,8 @@ func positiveSeconds(name string, def time.Duration) time.Duration {
 	if !ok {
 		return def
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 1e9 {
+	f, ok := pyFloat(raw)
+	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 1e9 {
 		return def
 	}
 	return time.Duration(f * float64(time.Second))

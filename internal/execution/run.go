@@ -40,7 +40,7 @@ type Timing struct {
 // TimingFromEnv reads the LOKI_BUILD_* knobs, falling back to defaults.
 func TimingFromEnv() Timing {
 	return Timing{
-		StopGrace:       positiveSeconds(EnvStopGrace, DefaultStopGrace),
+		StopGrace:       stopGrace(),
 		Poll:            positiveSeconds(EnvPoll, DefaultPoll),
 		DescendantGrace: positiveSeconds(EnvDescendantGrace, DefaultDescendantGrace),
 	}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/loki-sh/loki/internal/nofollow"
@@ -39,24 +38,6 @@ type Store struct{ root string }
 
 // NewStore uses root (…/dashboard/builds) as given.
 func NewStore(root string) *Store { return &Store{root: root} }
-
-// DefaultStore is the store under $LOKI_DATA_DIR (default ~/.loki),
-// resolved to an absolute path without symlinks like the reference does.
-func DefaultStore() (*Store, error) {
-	base := os.Getenv("LOKI_DATA_DIR")
-	if base == "" {
-		base = "~/.loki"
-	}
-	base, err := expandHome(base)
-	if err != nil {
-		return nil, err
-	}
-	base, err = resolve(base)
-	if err != nil {
-		return nil, err
-	}
-	return NewStore(filepath.Join(base, "dashboard", "builds")), nil
-}
 
 // Root returns the store's directory.
 func (s *Store) Root() string { return s.root }
@@ -280,17 +261,6 @@ func (s *Store) List() ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID.s < out[j].ID.s })
 	return out, nil
-}
-
-func expandHome(p string) (string, error) {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p, nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("state: cannot expand ~ in LOKI_DATA_DIR: %w", err)
-	}
-	return filepath.Join(home, p[1:]), nil
 }
 
 // resolve makes p absolute and resolves symlinks in the part of it that

@@ -397,7 +397,6 @@ func TestDefaultStore(t *testing.T) {
 		{"symlink resolved", link, "", filepath.Join(realResolved, "dashboard", "builds")},
 		{"missing tail kept", filepath.Join(link, "new"), "", filepath.Join(realResolved, "new", "dashboard", "builds")},
 		{"tilde expands", "~/data", real, filepath.Join(realResolved, "data", "dashboard", "builds")},
-		{"default", "", real, filepath.Join(realResolved, ".loki", "dashboard", "builds")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
