@@ -23,6 +23,8 @@ func main() {
 	// When this process is lineage's exec gate it never returns: it must
 	// run before anything else (flags, signal handlers, goroutines).
 	lineage.MaybeRunGate()
+	// The reference supervisor's argv (no subcommand) runs a build.
+	maybeRunReference()
 	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
 	app := &cli.App{
 		Name:  "loki-supervise",

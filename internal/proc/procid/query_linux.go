@@ -1,0 +1,4 @@
+package procid
+
+// procStat: StateLetter reads /proc/PID/stat here.
+const procStat = true

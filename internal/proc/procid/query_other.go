@@ -1,0 +1,5 @@
+//go:build !unix
+
+package procid
+
+func signalable(int) bool { return false }
