@@ -51,7 +51,8 @@ Isolation (--isolation):
   namespace  (Linux default) new PID + mount namespace made by loki-supervise itself;
              fresh /proc, control dir read-only, the peer has no capabilities.
   oci        an OCI bundle run by crun or runc (--runtime) on --rootfs DIR.
-  docker     docker run -i --rm of --image with loki-init as entrypoint (untested end to end).
+  docker     docker run -i --rm of --image with loki-init as entrypoint; the agent gets
+             the image's ENV and WORKDIR (then TERM, LANG, LC_*, TZ and --env, --cwd).
   none       no namespace and no lease: the peer runs in its own session (macOS default).
 
 Confinement (docs/confinement.md): on every backend /sys and /proc/sys are read-only
@@ -111,7 +112,7 @@ func sessionFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "env", Value: &repeated{},
 			Usage: "pass NAME from this environment, or set NAME=VALUE (repeatable)"},
 		&cli.BoolFlag{Name: "no-default-env", Usage: "do not pass the default variables (HOME, PATH, ...)"},
-		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci and docker)"},
+		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci; the image's WORKDIR or / for docker)"},
 		&cli.StringFlag{Name: "stdin-from", Hidden: true},
 		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
 			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
@@ -179,6 +180,18 @@ func runSession(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	env := policy.Build(os.Environ())
+	if isolation == docker.Name {
+		// The peer runs as the image's command would: its ENV and WORKDIR.
+		img, err := docker.Inspect(c.String("docker"), c.String("image"))
+		if err != nil {
+			return notLaunched(err)
+		}
+		env = img.PeerEnv(policy, os.Environ())
+		if c.String("cwd") == "" {
+			cwd = img.Cwd()
+		}
+	}
 	stdin := os.Stdin
 	if p := c.String("stdin-from"); p != "" {
 		if stdin, err = os.Open(p); err != nil {
@@ -190,7 +203,7 @@ func runSession(c *cli.Context) error {
 	defer signal.Stop(sigs)
 	return session.Run(session.Config{
 		Backend:       backend,
-		Peer:          launch.Spec{Argv: argv, Cwd: cwd, Env: policy.Build(os.Environ())},
+		Peer:          launch.Spec{Argv: argv, Cwd: cwd, Env: env},
 		LeaseDuration: c.Duration("lease-duration"),
 		RenewInterval: c.Duration("renew-interval"),
 		PollInterval:  c.Duration("poll-interval"),

@@ -233,7 +233,8 @@ func TestDockerMasksControlRoot(t *testing.T) {
 	}
 	argsFile := filepath.Join(t.TempDir(), "args")
 	fake := filepath.Join(t.TempDir(), "docker")
-	script := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argsFile + "\nexit 125\n"
+	// It answers the image inspect that comes first with an empty config.
+	script := "#!/bin/sh\nif [ \"$1 $2\" = 'image inspect' ]; then echo '{}'; exit 0; fi\nprintf '%s\\n' \"$@\" >> " + argsFile + "\nexit 125\n"
 	if err := os.WriteFile(fake, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}

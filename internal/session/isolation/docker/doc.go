@@ -1,17 +1,24 @@
-// Package docker is the docker isolation backend: "docker run -i
-// --rm" of a caller-given image with loki-init as the entrypoint.
+// Package docker is the docker isolation backend: "docker run -i --rm"
+// of a caller-given image with loki-init as the entrypoint.
 //
-// Args is the whole contract and is unit-tested argument by argument:
+// Args is the whole command line and is unit-tested argument by argument:
 // loki-init and the control dir are bind-mounted read-only from the host
-// (so the daemon must share this host's filesystem), every capability is
-// dropped, no-new-privileges is set, a pids limit applies, and the root
+// (so the daemon must share this host's filesystem), binds are --mount
+// binds (a missing source is an error, never created), every capability
+// is dropped, no-new-privileges is set, a pids limit applies, and the root
 // filesystem is read-only with a tmpfs /tmp unless asked otherwise. The
 // container gets no environment of its own: the peer's env travels in the
-// prelude. Signals go through "docker kill" by container name, and "docker
-// rm -f" runs at the end. "docker run" writes a cid file into the session's
-// scratch dir once the container exists; exit 125 without it means docker
-// itself failed (typically: no daemon), which is reported as "the backend
-// could not start" (127) with the fix, never as a session code. No Docker
-// engine runs where loki is tested, so this backend is untested end to end
-// beyond that failure path.
+// prelude, built from the image's ENV and WORKDIR (Inspect, PeerEnv).
+//
+// Outcomes, tested against a real engine (test/integration/session):
+// docker's own failures are never passed on as a session code. No
+// container created (no cid file) is 127 with a hint that fits (no
+// daemon, no such image, docker's message); created but never started
+// (no start event) is 127; the CLI ending while the container still
+// exists (its stdout closed) is lost output (125); loki-init killed by
+// the engine (a kill or oom event matching the 128+N code) is a death by
+// signal N (125). Every docker call besides "docker run" is bounded, and
+// signals and kills are sent in the background, so a daemon that stops
+// answering never holds the supervisor: a kill that docker does not carry
+// out in time kills the CLI, and the lease ends the container.
 package docker

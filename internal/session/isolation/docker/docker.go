@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -10,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
@@ -31,13 +35,35 @@ var (
 	ErrNotFound   = errors.New("docker CLI not found")
 	ErrOptions    = errors.New("invalid docker options")
 	ErrNotCreated = errors.New("docker did not create the container")
+	ErrNotStarted = errors.New("docker created the container but did not start it")
+	ErrNoDaemon   = errors.New("no Docker daemon answers")
+	ErrNoImage    = errors.New("image not available")
+	// ErrOutputLost: the docker CLI, which carries the session's output,
+	// ended while the container still ran (e.g. its stdout was closed).
+	ErrOutputLost = errors.New("output-lost: the docker CLI ended before the container")
 )
 
 // FixHint is the one-line fix printed with ErrNotFound.
 const FixHint = "install the Docker CLI and start a daemon, or use --isolation namespace|oci"
 
-// DaemonFixHint is the one-line fix printed with ErrNotCreated.
+// DaemonFixHint is the one-line fix printed when no daemon answers.
 const DaemonFixHint = "start the Docker daemon (or point DOCKER_HOST at a running one), or use --isolation namespace|oci"
+
+// ImageFixHint is the one-line fix printed when the image is missing.
+const ImageFixHint = "check --image, or make the image available locally (docker pull, docker build, docker import)"
+
+// RefusedFixHint is printed when the daemon answers but refused the
+// container (its own message is above).
+const RefusedFixHint = "docker's message above names the cause (an option, a --bind source, the image's entrypoint paths)"
+
+// cliTimeout bounds every docker call made besides "docker run" itself
+// (kill, rm, inspect, events): a daemon that stops answering must not
+// hold the session's signal handling or its end.
+const cliTimeout = 10 * time.Second
+
+// killWait is how long Kill waits for docker run to end after docker
+// kill before it kills the CLI instead.
+const killWait = 3 * time.Second
 
 // runFailed is docker run's own exit code for "the container never ran"
 // (no daemon, unknown image, bad flag). loki-init's 125 looks the same,
@@ -108,8 +134,18 @@ func Args(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// --mount, not --volume: a missing source is an error, never a new
+	// directory created on the host (the oci backend's rule).
 	for _, b := range o.Binds {
-		args = append(args, "--volume", b)
+		pb, err := oci.ParseBind(b)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw], both paths absolute", ErrOptions, b)
+		}
+		m := "type=bind,source=" + pb.Source + ",target=" + pb.Destination
+		if pb.ReadOnly {
+			m += ",readonly"
+		}
+		args = append(args, "--mount", m)
 	}
 	args = append(args, masks...)
 	args = append(args, o.Image)
@@ -182,10 +218,13 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: args, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr,
 		Env: dockerEnv(), SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%w: %v: %s", ErrNotFound, err, FixHint)
 	}
-	return &process{cmd: cmd, docker: path, name: o.Name, cidFile: o.CIDFile}, nil
+	p := &process{cmd: cmd, docker: path, name: o.Name, image: o.Image, cidFile: o.CIDFile,
+		started: started, exited: make(chan struct{})}
+	return p, nil
 }
 
 // dockerEnv passes only what the CLI needs to find its daemon and config.
@@ -200,27 +239,132 @@ func dockerEnv() []string {
 }
 
 type process struct {
-	cmd                   *exec.Cmd
-	docker, name, cidFile string
+	cmd                          *exec.Cmd
+	docker, name, image, cidFile string
+	started                      time.Time
+	exited                       chan struct{} // closed when "docker run" has been waited for
+
+	mu sync.Mutex
+	// removed: docker run ended normally, so --rm has already removed the
+	// container (the CLI waits for that) and Close has nothing to do.
+	removed bool
+	// unanswered: a kill found the daemon unresponsive; Close does not
+	// wait on it again (the lease ends the container).
+	unanswered bool
+}
+
+// run runs one bounded docker command and returns its stdout.
+func (p *process) run(args ...string) ([]byte, error) {
+	return cli(p.docker, args...)
+}
+
+func cli(docker string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, docker, args...)
+	cmd.Env = dockerEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("docker %s: no answer within %v", args[0], cliTimeout)
+	}
+	if err != nil {
+		return out, fmt.Errorf("docker %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
 }
 
 func (p *process) Wait() session.Exit {
 	err := p.cmd.Wait()
+	close(p.exited)
 	code, sig, ok := exitcode.Status(err)
 	switch {
 	case !ok:
 		return session.Exit{Code: -1, Err: err}
 	case sig > 0:
 		return session.Exit{Signal: sig}
+	case code == 0:
+		p.setRemoved()
+		return session.Exit{}
 	default:
-		if code == runFailed && p.neverCreated() {
-			// docker itself failed (its message is above): the session
-			// never ran, which is 127, not a code of the session's.
-			return session.Exit{Code: code, Err: fmt.Errorf("%w (docker run exited %d; its message is above): %s",
-				ErrNotCreated, code, DaemonFixHint)}
-		}
-		return session.Exit{Code: code}
+		return p.classify(code)
 	}
+}
+
+func (p *process) setRemoved() {
+	p.mu.Lock()
+	p.removed = true
+	p.mu.Unlock()
+}
+
+// classify tells the session's own nonzero code from docker's failures.
+// Only nonzero codes pay for the extra docker calls, and most of them
+// only when the code is one docker itself uses.
+func (p *process) classify(code int) session.Exit {
+	if code == runFailed && p.neverCreated() {
+		// docker itself failed (its message is above): the session
+		// never ran, which is 127, not a code of the session's.
+		return session.Exit{Code: code, Err: fmt.Errorf("%w (docker run exited %d; its message is above): %s",
+			ErrNotCreated, code, p.hint())}
+	}
+	// docker run returns only once --rm removed the container; one that
+	// still exists means the CLI itself failed while the session ran.
+	if _, err := p.run("container", "inspect", "--format", "{{.State.Status}}", p.name); err == nil {
+		return session.Exit{Code: code, Escaped: fmt.Errorf("%w (docker run exited %d)", ErrOutputLost, code)}
+	}
+	p.setRemoved()
+	events := p.events()
+	if code == runFailed && !events["start"] {
+		return session.Exit{Code: code, Err: fmt.Errorf("%w (docker run exited %d; its message is above): %s",
+			ErrNotStarted, code, RefusedFixHint)}
+	}
+	// loki-init itself killed (docker kill, docker stop past its timeout,
+	// the OOM killer): the engine reports 128+N like a peer's own code
+	// would; its event log tells them apart.
+	if n := code - 128; n > 0 && n < 65 && (events["kill:"+strconv.Itoa(n)] || n == int(syscall.SIGKILL) && events["oom"]) {
+		return session.Exit{Signal: n}
+	}
+	return session.Exit{Code: code}
+}
+
+// events returns the container's event actions since Start ("start",
+// "oom", "kill:N" for a kill with signal N). Empty when unreadable.
+func (p *process) events() map[string]bool {
+	since := strconv.FormatFloat(float64(p.started.Add(-time.Second).UnixNano())/1e9, 'f', 3, 64)
+	until := strconv.FormatFloat(float64(time.Now().UnixNano())/1e9, 'f', 3, 64)
+	out, _ := p.run("events", "--since", since, "--until", until, "--filter", "container="+p.name,
+		"--format", "{{.Action}} {{index .Actor.Attributes \"signal\"}}")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		action, sig, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch {
+		case action == "kill" && sig != "":
+			seen["kill:"+sig] = true
+		case action != "":
+			seen[action] = true
+		}
+	}
+	return seen
+}
+
+// hint names the fix for a container docker never created: no daemon,
+// no such image, or something else docker said above.
+func (p *process) hint() string {
+	return Diagnose(p.docker, p.image)
+}
+
+// Diagnose names the likely fix when docker could not create a container
+// of image: the daemon does not answer, the image is missing, or docker's
+// own message (printed above) says it.
+func Diagnose(docker, image string) string {
+	if _, err := cli(docker, "version", "--format", "{{.Server.Version}}"); err != nil {
+		return ErrNoDaemon.Error() + ": " + DaemonFixHint
+	}
+	if _, err := cli(docker, "image", "inspect", "--format", "{{.Id}}", image); err != nil {
+		return fmt.Sprintf("%v: %s is not available locally and was not pulled: %s", ErrNoImage, image, ImageFixHint)
+	}
+	return RefusedFixHint
 }
 
 // neverCreated: no cid file, so docker never created the container.
@@ -232,21 +376,62 @@ func (p *process) neverCreated() bool {
 	return errors.Is(err, os.ErrNotExist)
 }
 
+// Signal asks the engine to deliver sig to loki-init, in the background:
+// a daemon that does not answer must not hold the caller's signal loop
+// (its stop timeout and a second signal still act). A signal that comes
+// before the container runs is delivered once it does.
 func (p *process) Signal(sig os.Signal) error {
 	s, ok := sig.(syscall.Signal)
 	if !ok {
 		return fmt.Errorf("unsupported signal %v", sig)
 	}
-	return exec.Command(p.docker, "kill", "--signal", strconv.Itoa(int(s)), p.name).Run()
-}
-
-func (p *process) Kill() error {
-	if err := exec.Command(p.docker, "kill", p.name).Run(); err != nil {
-		return p.cmd.Process.Kill()
-	}
+	go p.deliver(s)
 	return nil
 }
 
+// deliver retries docker kill until it succeeds or docker run has ended:
+// before the container runs, the engine refuses the kill.
+func (p *process) deliver(s syscall.Signal) {
+	for {
+		if _, err := p.run("kill", "--signal", strconv.Itoa(int(s)), p.name); err == nil {
+			return
+		}
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Kill ends the session now: docker kill, and when docker run has not
+// ended killWait later (a daemon that does not answer), the docker CLI
+// itself is killed, which ends the session here; the lease, no longer
+// renewed, then ends the container. Never blocks the caller.
+func (p *process) Kill() error {
+	go p.run("kill", p.name)
+	go func() {
+		select {
+		case <-p.exited:
+		case <-time.After(killWait):
+			p.mu.Lock()
+			p.unanswered = true
+			p.mu.Unlock()
+			p.cmd.Process.Kill()
+		}
+	}()
+	return nil
+}
+
+// Close removes the container unless --rm already did (docker run ended
+// normally); bounded, like every other call.
 func (p *process) Close() error {
-	return exec.Command(p.docker, "rm", "-f", p.name).Run()
+	p.mu.Lock()
+	skip := p.removed || p.unanswered
+	p.mu.Unlock()
+	if skip {
+		return nil
+	}
+	_, err := p.run("rm", "-f", p.name)
+	return err
 }

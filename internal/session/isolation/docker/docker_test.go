@@ -38,9 +38,10 @@ func TestArgs(t *testing.T) {
 	}{
 		{"defaults: read-only root with tmpfs /tmp", func(*Options) {},
 			cat(common, []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
-		{"writable root, user and a volume", func(o *Options) {
-			o.WritableRootfs, o.User, o.Binds = true, "1000:1000", []string{"/src:/work"}
-		}, cat(common, []string{"--user", "1000:1000", "--volume", "/src:/work"}, tail)},
+		{"writable root, user and binds (mounts: a missing source is an error)", func(o *Options) {
+			o.WritableRootfs, o.User, o.Binds = true, "1000:1000", []string{"/src:/work", "/data:/data:ro"}
+		}, cat(common, []string{"--user", "1000:1000", "--mount", "type=bind,source=/src,target=/work",
+			"--mount", "type=bind,source=/data,target=/data,readonly"}, tail)},
 		{"cid file", func(o *Options) { o.CIDFile = "/run/loki/session-1/scratch/docker.cid" },
 			cat(common, []string{"--read-only", "--tmpfs", "/tmp", "--cidfile", "/run/loki/session-1/scratch/docker.cid"}, tail)},
 		{"custom CLI path, no pids limit", func(o *Options) { o.Docker, o.PidsLimit = "/usr/local/bin/docker", 0 },
