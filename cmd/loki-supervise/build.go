@@ -23,8 +23,8 @@ func seconds(c *cli.Context, name string) time.Duration {
 	return time.Duration(c.Float64(name) * float64(time.Second))
 }
 
-func init() {
-	register(&cli.Command{
+func buildCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "build",
 		Usage:     "run one dashboard build (run.sh) as a durable, stoppable execution",
 		UsageText: "loki-supervise build --execution-id UUID --run-sh PATH --workspace DIR --loki-dir DIR --spec FILE --provider NAME [--parallel]",
@@ -68,7 +68,7 @@ func init() {
 			}
 			return supervise(c.Context, spec)
 		},
-	})
+	}
 }
 
 // printProfile renders the build's Seatbelt profile without running it or

@@ -33,9 +33,11 @@ import (
 // record is rewritten on every update.
 const maxFields = 1 << 20
 
-func init() {
-	jsonFlag := &cli.BoolFlag{Name: "json", Usage: "print the result as one line of JSON"}
-	register(&cli.Command{
+// jsonFlag is the dashboard commands' --json.
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print the result as one line of JSON"}
+
+func identityCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "identity",
 		Usage:     "print the host confinement identity of a workspace root (the engine manifest's config id)",
 		UsageText: "loki-supervise identity --workspace-root DIR --run-sh PATH [--json]",
@@ -60,8 +62,11 @@ func init() {
 			}
 			return printValue(c, id.Map(), c.Bool("json"))
 		},
-	})
-	register(&cli.Command{
+	}
+}
+
+func authStatusCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "auth-status",
 		Usage:     "check a provider's login and one live request inside an existing workspace's Seatbelt boundary",
 		UsageText: "loki-supervise auth-status --provider NAME --workspace DIR --run-sh PATH --spec FILE [--json]",
@@ -78,8 +83,11 @@ func init() {
 			jsonFlag,
 		},
 		Action: authStatus,
-	})
-	register(&cli.Command{
+	}
+}
+
+func updateStateCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "update-state",
 		Usage:     "merge fields into an execution's record, under its lock",
 		UsageText: "loki-supervise update-state UUID FIELDS|- [--json]",
@@ -91,8 +99,11 @@ func init() {
 			"Infinity (the record could not be read back) or a lone surrogate escape.",
 		Flags:  []cli.Flag{jsonFlag},
 		Action: updateState,
-	})
-	register(&cli.Command{
+	}
+}
+
+func procCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "proc",
 		Usage: "process identity checks, as the dashboard makes them before it trusts a recorded pid",
 		Description: "Each subcommand prints the reference function's value (with --json as JSON) and exits\n" +
@@ -153,7 +164,7 @@ func init() {
 				},
 			},
 		},
-	})
+	}
 }
 
 func authStatus(c *cli.Context) error {

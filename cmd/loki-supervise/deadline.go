@@ -11,8 +11,8 @@ import (
 	"github.com/loki-sh/loki/internal/proc/deadline"
 )
 
-func init() {
-	register(&cli.Command{
+func deadlineCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "deadline",
 		Usage:     "run a command under hard/idle deadlines; nothing it starts survives it",
 		UsageText: "loki-supervise deadline --hard SECONDS --grace SECONDS [--idle SECONDS] -- CMD [ARG...]\n   loki-supervise deadline cancel CONTROL_FILE",
@@ -37,7 +37,7 @@ func init() {
 			&cli.StringFlag{Name: "idle", Value: "0", Usage: "stop after `SECONDS` without output (0 = off; < --hard)"},
 		},
 		Action: deadlineRun,
-	})
+	}
 }
 
 func deadlineRun(c *cli.Context) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/loki-sh/loki/internal/proof/treedigest"
 )
 
-func init() {
-	register(&cli.Command{
+func digestCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "digest",
 		Usage:     "print the manifest-v3 tree digest of a git work tree",
 		ArgsUsage: "DIR",
@@ -25,7 +25,7 @@ func init() {
 			&cli.BoolFlag{Name: "manifest", Usage: "print the manifest (canonical JSON) instead of its digest"},
 		},
 		Action: digestAction,
-	})
+	}
 }
 
 func digestAction(c *cli.Context) error {

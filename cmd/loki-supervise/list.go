@@ -12,8 +12,8 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-func init() {
-	register(&cli.Command{
+func listCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "list",
 		Usage:     "list recorded executions",
 		UsageText: "loki-supervise list [--json]",
@@ -55,7 +55,7 @@ func init() {
 			}
 			return tw.Flush()
 		},
-	})
+	}
 }
 
 func exitText(st state.State) string {

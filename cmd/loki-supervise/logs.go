@@ -6,8 +6,8 @@ import (
 	"github.com/loki-sh/loki/internal/execution"
 )
 
-func init() {
-	register(&cli.Command{
+func logsCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "logs",
 		Usage:     "print an execution's runner.log",
 		UsageText: "loki-supervise logs UUID [--follow]",
@@ -24,5 +24,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

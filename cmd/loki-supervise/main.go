@@ -1,31 +1,49 @@
-// Command loki-supervise is the host-side, durable supervisor. This file only
-// assembles the CLI; each subcommand is declared in its own file of this
-// directory (registered with register) and its behaviour lives in internal/.
+// Command loki-supervise is the host-side, durable supervisor. This file
+// assembles the CLI from the commands declared beside it (one file each;
+// their behaviour lives in internal/); entrypoints.go lists the roles the
+// binary takes when it re-executes itself.
 package main
 
 import (
 	"fmt"
 	"os"
-	"sort"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
-var commands []*cli.Command
-
-// register adds a subcommand; called from init functions beside this file.
-func register(c *cli.Command) { commands = append(commands, c) }
+// commands is the CLI, in the order --help lists it.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		authStatusCommand(),
+		buildCommand(),
+		deadlineCommand(),
+		digestCommand(),
+		identityCommand(),
+		listCommand(),
+		logsCommand(),
+		ociSpecCommand(),
+		probeCommand(),
+		procCommand(),
+		runCommand(),
+		sessionCommand(),
+		statusCommand(),
+		stopCommand(),
+		updateStateCommand(),
+		verifyProofCommand(),
+	}
+}
 
 func main() {
-	// When this process is lineage's exec gate it never returns: it must
-	// run before anything else (flags, signal handlers, goroutines).
-	lineage.MaybeRunGate()
+	runInternal() // before anything else: flags, signal handlers, goroutines
 	// The reference supervisor's argv (no subcommand) runs a build.
 	maybeRunReference()
-	sort.Slice(commands, func(i, j int) bool { return commands[i].Name < commands[j].Name })
+	// What a killed supervisor's backend left outside its session dir is
+	// released by the next session's sweep.
+	session.OnStale(oci.CleanStale)
 	app := &cli.App{
 		Name:  "loki-supervise",
 		Usage: "run AI coding-agent sessions and builds so that nothing they start outlives them",
@@ -33,7 +51,7 @@ func main() {
 			"peer of loki-init (a trusted PID 1) in a private namespace, relays its stdio\n" +
 			"byte-exactly, keeps a crash-safe record of every execution, and signals only\n" +
 			"processes whose identity it has verified.",
-		Commands:        commands,
+		Commands:        commands(),
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are decided below
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
-func init() {
-	register(&cli.Command{
+func ociSpecCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "oci-spec",
 		Usage:     "print the OCI runtime config.json the oci backend uses",
 		UsageText: "loki-supervise oci-spec --rootfs DIR --control-dir DIR [flags] > bundle/config.json",
@@ -78,5 +78,5 @@ Example:
 			fmt.Fprint(c.App.Writer, string(b))
 			return nil
 		},
-	})
+	}
 }

@@ -17,10 +17,6 @@ import (
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
-// payloadCommand is the hidden subcommand the Seatbelt probe runs, from a
-// copy of this binary, inside the sandbox.
-const payloadCommand = "seatbelt-payload"
-
 var (
 	workspaceRootFlag = &cli.StringFlag{Name: "workspace-root", Required: true,
 		Usage: "an entry of LOKI_WORKSPACE_ROOTS; the probe works in a temporary directory inside it"}
@@ -28,8 +24,8 @@ var (
 		Usage: "the engine's run.sh; the directory two levels up is the read-only engine source"}
 )
 
-func init() {
-	register(&cli.Command{
+func probeCommand() *cli.Command {
+	return &cli.Command{
 		Name:  "probe",
 		Usage: "prove, before a confined build is offered, that its confinement works here",
 		Description: "Both probes read the host boundary from LOKI_HOST_PROTECTED_ROOT, LOKI_WORKSPACE_ROOTS,\n" +
@@ -60,19 +56,8 @@ func init() {
 				},
 				Action: probeProvider,
 			},
-			{
-				Name:      payloadCommand,
-				Hidden:    true,
-				ArgsUsage: "OUTPUT SIBLING UNIX-SOCKET PORT",
-				Action: func(c *cli.Context) error {
-					if code := seatbelt.RunPayload(c.Args().Slice()); code != 0 {
-						return exitcode.Exited(code)
-					}
-					return nil
-				},
-			},
 		},
-	})
+	}
 }
 
 func probeSeatbelt(c *cli.Context) error {

@@ -11,8 +11,8 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-func init() {
-	register(&cli.Command{
+func runCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "run",
 		Usage:     "run any command as a durable, stoppable execution",
 		UsageText: "loki-supervise run [--execution-id UUID] [--workspace DIR] [--json] -- CMD ARGS...",
@@ -46,5 +46,5 @@ func init() {
 			}
 			return supervise(c.Context, spec)
 		},
-	})
+	}
 }

@@ -37,8 +37,8 @@ func defaultIsolation() string {
 	return none.Name
 }
 
-func init() {
-	register(&cli.Command{
+func sessionCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "session",
 		Usage:     "run an agent as the peer of loki-init, relaying its stdio byte-exactly",
 		UsageText: "loki-supervise session [flags] -- CMD [ARGS...]",
@@ -86,23 +86,7 @@ whole reply passes --wait-after-eof. --isolation none always waits for the agent
 		Action: func(c *cli.Context) error {
 			return runSession(c)
 		},
-	})
-	register(&cli.Command{
-		Name:            namespace.StageCommand,
-		Hidden:          true,
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			return namespace.RunStage(c.Args().Slice())
-		},
-	})
-	register(&cli.Command{
-		Name:            oci.ShimCommand,
-		Hidden:          true,
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			return oci.RunShim(c.Args().Slice())
-		},
-	})
+	}
 }
 
 func sessionFlags() []cli.Flag {

@@ -11,8 +11,8 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-func init() {
-	register(&cli.Command{
+func statusCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "status",
 		Usage:     "show one execution",
 		UsageText: "loki-supervise status UUID [--json]",
@@ -41,7 +41,7 @@ func init() {
 			printStatus(c.App.Writer, v)
 			return nil
 		},
-	})
+	}
 }
 
 func printStatus(w io.Writer, v execution.View) {

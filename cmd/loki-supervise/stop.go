@@ -10,8 +10,8 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-func init() {
-	register(&cli.Command{
+func stopCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "stop",
 		Usage:     "ask a running execution to stop (durable: survives a restart of the caller)",
 		UsageText: "loki-supervise stop UUID",
@@ -40,5 +40,5 @@ func init() {
 			}
 			return nil
 		},
-	})
+	}
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/loki-sh/loki/internal/proof"
 )
 
-func init() {
-	register(&cli.Command{
+func verifyProofCommand() *cli.Command {
+	return &cli.Command{
 		Name:      "verify-proof",
 		Usage:     "check a build receipt's integrity and print the verdict as JSON",
 		ArgsUsage: "FILE",
@@ -23,7 +23,7 @@ func init() {
 			"reasons, ok, cost_coherent}.\n\n" +
 			"Exit status: 0 ok, 1 not ok, 2 unreadable or not a JSON object.",
 		Action: verifyProofAction,
-	})
+	}
 }
 
 func verifyProofAction(c *cli.Context) error {

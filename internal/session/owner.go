@@ -80,7 +80,8 @@ var (
 	cleaners   []StaleCleaner
 )
 
-// OnStale registers a cleaner; backends call it from an init function.
+// OnStale registers a cleaner; loki-supervise registers each backend's
+// before it runs a command.
 func OnStale(c StaleCleaner) {
 	cleanersMu.Lock()
 	defer cleanersMu.Unlock()

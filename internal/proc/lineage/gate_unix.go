@@ -15,19 +15,43 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-// MaybeRunGate must be the first call of main (and of TestMain in tests that
-// use Start). In an ordinary process it returns at once. In a process that was
-// started by Start as the exec gate it waits to be released, then replaces
-// itself with the runner and never returns.
+// MaybeRunGate is the exec gate's entry point for a test binary: the first
+// call of TestMain in tests that use Start (loki-supervise lists the gate in
+// its table of internal entry points instead). In an ordinary process it
+// returns at once; in the gate it never returns.
 func MaybeRunGate() {
+	if IsGate() {
+		os.Exit(exitcode.Code(RunGate()))
+	}
+}
+
+// IsGate reports whether this process was started by Start as the exec
+// gate. It must be asked before anything else (flags, signal handlers,
+// goroutines) exists.
+func IsGate() bool {
+	_, ok := gateNonce()
+	return ok
+}
+
+// RunGate waits to be released, then replaces this process with the runner;
+// it returns only on failure, with the launch error's class.
+func RunGate() error {
+	nonce, ok := gateNonce()
+	if !ok {
+		return LaunchError(ErrLaunch)
+	}
+	return runGate(nonce)
+}
+
+func gateNonce() (string, bool) {
 	v, ok := os.LookupEnv(gateEnv)
 	if !ok || !strings.HasPrefix(v, gateVersion) || !validNonce(v[len(gateVersion):]) {
-		return
+		return "", false
 	}
 	if !isFIFO(releaseFD) || !isFIFO(statusFD) || len(os.Args) < 3 {
-		return // the variable leaked into an unrelated process: not our gate
+		return "", false // the variable leaked into an unrelated process: not our gate
 	}
-	os.Exit(exitcode.Code(runGate(v[len(gateVersion):])))
+	return v[len(gateVersion):], true
 }
 
 func isFIFO(fd int) bool {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,19 +21,6 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
-
-// The stage runs from this package's init, on the thread the kernel
-// created the process with (the runtime runs package inits on the main
-// thread): the parent-death signal belongs to that thread and would be lost
-// by an exec from any other. Running it here, before the CLI is built and
-// before the remaining packages initialise, takes the stage's cost down to
-// little more than the Go runtime's start: it is paid on every session.
-func init() {
-	if len(os.Args) > 1 && os.Args[1] == StageCommand {
-		runtime.LockOSThread()
-		os.Exit(exitcode.Code(RunStage(os.Args[2:])))
-	}
-}
 
 // statusFD is the stage's end of the status pipe (ExtraFiles[0]).
 const statusFD = 3
@@ -181,6 +167,9 @@ func (p *process) Close() error               { return nil }
 
 // RunStage is the body of StageCommand. It returns only on failure, after
 // writing the reason to the status pipe; on success it has become loki-init.
+// It must run on the thread the kernel created the process with (main keeps
+// its goroutine there): the parent-death signal belongs to that thread and
+// would be lost by an exec from any other.
 func RunStage(args []string) error {
 	status := os.NewFile(statusFD, "status")
 	fail := func(step string, err error) error {

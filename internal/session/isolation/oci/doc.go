@@ -21,10 +21,11 @@
 //
 // The bundle lives in the session's private scratch dir and records the
 // runtime flavour and container id (container.json). When a supervisor was
-// killed, the next session's sweep of stale session dirs calls back here
-// (session.OnStale) and "<runtime> delete -f" removes the runtime's state
-// of that container before the dir goes; the record is untrusted, so only
-// "crun"/"runc" resolved on PATH and ids of loki's own format are used.
+// killed, the next session's sweep of stale session dirs calls CleanStale
+// (registered with session.OnStale) and "<runtime> delete -f" removes the
+// runtime's state of that container before the dir goes; the record is
+// untrusted, so only "crun"/"runc" resolved on PATH and ids of loki's own
+// format are used.
 //
 // crun refuses to create containers on hybrid cgroup hosts (v1 controllers
 // plus a cgroup2 mount that has controllers). On such a host crun is run

@@ -5,8 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-
-	"github.com/loki-sh/loki/internal/session"
 )
 
 // recordFile, in every bundle, names the runtime flavour and container id,
@@ -30,14 +28,12 @@ func writeRecord(bundle, flavour, id string) error {
 	return os.WriteFile(filepath.Join(bundle, recordFile), b, 0o600)
 }
 
-func init() { session.OnStale(deleteStaleContainers) }
-
-// deleteStaleContainers runs "<runtime> delete -f <id>" for each bundle
+// CleanStale is the backend's session.StaleCleaner: it runs "<runtime> delete -f <id>" for each bundle
 // record under a stale session's scratch dir. The record is untrusted: only
 // the two known flavours, resolved on PATH, and only ids of our own format
 // are used, so the worst a forged record can do is delete another stale
 // loki container.
-func deleteStaleContainers(scratch string) {
+func CleanStale(scratch string) {
 	records, _ := filepath.Glob(filepath.Join(scratch, "bundle-*", recordFile))
 	for _, path := range records {
 		r, ok := readRecord(path)
