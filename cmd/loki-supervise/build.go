@@ -48,6 +48,11 @@ func buildCommand() *cli.Command {
 			&cli.BoolFlag{Name: "print-profile", Usage: "print the Seatbelt profile the build would apply, and run nothing"},
 		}, timeoutFlags...),
 		Action: func(c *cli.Context) error {
+			// urfave/cli stops at the first argument, so anything after it
+			// (a --parallel too) would be dropped silently: refuse it.
+			if err := noArgs(c); err != nil {
+				return err
+			}
 			opts := execution.BuildOptions{
 				ExecutionID: c.String("execution-id"),
 				RunSh:       c.String("run-sh"),

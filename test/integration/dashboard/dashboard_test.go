@@ -525,6 +525,27 @@ func TestReferenceArgvRefusals(t *testing.T) {
 	}
 }
 
+// TestBuildRefusesStrayArguments: `build` with an argument left over
+// (after which urfave/cli would read no more flags, dropping a later
+// --parallel) is refused before anything runs.
+func TestBuildRefusesStrayArguments(t *testing.T) {
+	s := newSite(t)
+	ok := []string{"build", "--execution-id", execID, "--run-sh", s.runSh, "--workspace", s.workspace,
+		"--loki-dir", s.lokiDir, "--spec", s.spec, "--provider", "claude"}
+	for _, extra := range [][]string{{"extra"}, {"extra", "--parallel"}, {"--", "x"}} {
+		_, stderr, code := s.loki(s.env(s.dataLoki), append(append([]string{}, ok...), extra...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "unexpected argument") {
+			t.Errorf("build ... %q: exit %d, stderr %q; want 2 and one line", extra, code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(s.out, "args")); err == nil {
+			t.Fatalf("build ... %q started the runner", extra)
+		}
+		if _, err := os.Stat(filepath.Join(s.dataLoki, "dashboard", "builds", execID)); err == nil {
+			t.Fatalf("build ... %q made a record", extra)
+		}
+	}
+}
+
 // TestEmptyDataDirIsCurrentDirectory: LOKI_DATA_DIR="" puts records under
 // the current directory, where the reference (and so a dashboard using its
 // executions_root) looks.
