@@ -171,6 +171,17 @@ func runSession(c *cli.Context) error {
 		if err != nil {
 			return notLaunched(err)
 		}
+		// loki-init runs as the image's USER, which must be able to read
+		// the lease: name it in numbers, as --user would.
+		if confinement.User == nil && !docker.IsRoot(img.User) {
+			acct, err := docker.ResolveUser(c.String("docker"), c.String("image"), img.User)
+			if err != nil {
+				return notLaunched(err)
+			}
+			confinement.User = &confine.User{UID: acct.UID, GID: acct.GID}
+			backend.(*docker.Backend).Options.User = confinement.User.String()
+			img.Home = acct.Home
+		}
 		env = img.PeerEnv(policy, os.Environ())
 		if c.String("cwd") == "" {
 			cwd = img.Cwd()

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -44,6 +45,13 @@ var imageMu sync.Mutex
 // instructions, and returns tag. The image is kept for later runs.
 func DockerImage(t testing.TB, tag string, changes ...string) string {
 	t.Helper()
+	return DockerImageFiles(t, tag, nil, changes...)
+}
+
+// DockerImageFiles is DockerImage with files (path inside the image =>
+// content) added to the rootfs, such as etc/passwd.
+func DockerImageFiles(t testing.TB, tag string, files map[string]string, changes ...string) string {
+	t.Helper()
 	RequireDocker(t)
 	imageMu.Lock()
 	defer imageMu.Unlock()
@@ -53,7 +61,21 @@ func DockerImage(t testing.TB, tag string, changes ...string) string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "bash", args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, "bash", args...)
+	if len(files) > 0 {
+		extra := t.TempDir()
+		for name, content := range files {
+			p := filepath.Join(extra, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd.Env = append(os.Environ(), "EXTRA_ROOT="+extra)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build image %s: %v\n%s", tag, err, out)
 	}
 	return tag

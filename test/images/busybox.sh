@@ -7,7 +7,9 @@
 #
 # TAG defaults to loki-test:busybox; each --change is passed to
 # `docker import` (e.g. --change 'USER 1000:1000' --change 'WORKDIR /tmp').
-# An image that already exists under TAG is kept: remove it to rebuild.
+# EXTRA_ROOT=DIR copies DIR's contents over the rootfs (e.g. an
+# etc/passwd). An image that already exists under TAG is kept: remove it
+# to rebuild.
 set -euo pipefail
 tag=${1:-loki-test:busybox}
 shift || true
@@ -28,4 +30,7 @@ cp "$bb" "$root/bin/busybox"
 for applet in $("$root/bin/busybox" --list); do
 	[ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
 done
+if [ -n "${EXTRA_ROOT:-}" ]; then
+	cp -a "$EXTRA_ROOT/." "$root/"
+fi
 tar -C "$root" -c . | "$docker" import "$@" - "$tag" >/dev/null

@@ -332,3 +332,35 @@ func (px *dockerProxy) thaw() {
 	px.cond.Broadcast()
 	px.mu.Unlock()
 }
+
+// Item 1: an image whose USER is not root runs: loki-init, as that user,
+// can read the lease (the supervisor makes it readable to that group);
+// names resolve through the image's own /etc/passwd and /etc/group, and
+// HOME is that user's home. (Before: 124 after the lease, no line.)
+func TestDockerNonRootUser(t *testing.T) {
+	files := map[string]string{
+		"etc/passwd": "root:x:0:0:root:/root:/bin/sh\nagent:x:1234:1234:agent:/home/agent:/bin/sh\n",
+		"etc/group":  "root:x:0:\nagent:x:1234:\nstaff:x:50:\n",
+	}
+	cases := []struct {
+		name, user string
+		flags      []string
+		want       string
+	}{
+		{"numeric", "1000:1000", nil, "uid=1000 gid=1000 HOME=/"},
+		{"name", "agent", nil, "uid=1234 gid=1234 HOME=/home/agent"},
+		{"name and group", "agent:staff", nil, "uid=1234 gid=50 HOME=/home/agent"},
+		{"--user wins", "agent", []string{"--user", "2000:2000"}, "uid=2000 gid=2000 HOME=/"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tag := "loki-test:busybox-user-" + strings.NewReplacer(":", "-").Replace(tc.user)
+			img := testutil.DockerImageFiles(t, tag, files, "USER "+tc.user)
+			flags := append([]string{"--image", img}, tc.flags...)
+			r := run(t, supervise(t, dockerBackend(), flags, "sh", "-c", `echo "uid=$(id -u) gid=$(id -g) HOME=$HOME"`), "", generous)
+			if r.code != 0 || strings.TrimSpace(r.stdout) != tc.want {
+				t.Fatalf("exit %d, stdout %q, want %q (stderr %q)", r.code, r.stdout, tc.want, r.stderr)
+			}
+		})
+	}
+}

@@ -18,6 +18,9 @@ type Image struct {
 	Env        []string // NAME=VALUE, in the image's order
 	WorkingDir string
 	User       string
+	// Home is the image user's home from its /etc/passwd ("" = unknown),
+	// the peer's HOME when the image's ENV sets none.
+	Home string
 }
 
 // Inspect reads image's config through the docker CLI. An image that is
@@ -105,6 +108,9 @@ func (img Image) PeerEnv(p peerenv.Policy, host []string) map[string]string {
 // image's default user), "/" for others, as docker does without an
 // /etc/passwd entry.
 func (img Image) home() string {
+	if img.Home != "" {
+		return img.Home
+	}
 	switch u, _, _ := strings.Cut(img.User, ":"); u {
 	case "", "0", "root":
 		return "/root"

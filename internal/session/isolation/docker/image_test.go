@@ -41,3 +41,12 @@ func TestCwd(t *testing.T) {
 		}
 	}
 }
+
+func TestIsRoot(t *testing.T) {
+	for user, want := range map[string]bool{"": true, "root": true, "0": true, "0:0": true, "root:root": true,
+		"1000": false, "node": false, "0:1000": false, "root:staff": false} {
+		if got := IsRoot(user); got != want {
+			t.Errorf("IsRoot(%q) = %v, want %v", user, got, want)
+		}
+	}
+}
