@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -522,6 +523,48 @@ func TestReferenceArgvRefusals(t *testing.T) {
 	}
 	if rec := s.record(t, s.dataLoki); rec["termination_reason"] != "crashed" {
 		t.Errorf("record: %v", rec)
+	}
+}
+
+// TestSeatbeltRequestedOffMacOSFailsClosed: LOKI_HOST_SEATBELT=1 where
+// Seatbelt does not exist records launch_failed (127) with the reference's
+// launch_error, and runs nothing, in both.
+func TestSeatbeltRequestedOffMacOSFailsClosed(t *testing.T) {
+	if runtime.GOOS == "darwin" {
+		t.Skip("Seatbelt exists here")
+	}
+	s := newSite(t)
+	ref := newReference(t)
+	argv := []string{"--execution-id", execID, "--run-sh", s.runSh, "--workspace", s.workspace,
+		"--loki-dir", s.lokiDir, "--spec", s.spec, "--provider", "claude"}
+	keys := []string{"state", "termination_reason", "launch_error", "returncode", "exit_code", "signal", "proof"}
+	pick := func(rec map[string]any) map[string]any {
+		out := map[string]any{}
+		for _, k := range keys {
+			out[k] = rec[k]
+		}
+		return out
+	}
+	cmd := exec.Command(filepath.Join(s.binDir, "loki-build-supervisor"), argv...)
+	cmd.Env = s.env(s.dataLoki, "LOKI_HOST_SEATBELT=1")
+	if _, stderr, code := run(t, cmd); code != 127 {
+		t.Fatalf("loki: exit %d, want 127: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(s.out, "args")); err == nil {
+		t.Fatal("the runner ran unconfined")
+	}
+	recL := pick(s.record(t, s.dataLoki))
+	if recL["termination_reason"] != "launch_failed" || recL["launch_error"] == "" {
+		t.Errorf("loki record: %v", recL)
+	}
+	if ref == nil {
+		return
+	}
+	if _, stderr, code := run(t, ref.mainCmd(s.env(s.dataRef, "LOKI_HOST_SEATBELT=1"), argv...)); code != 127 {
+		t.Fatalf("reference: exit %d, want 127: %s", code, stderr)
+	}
+	if recR := pick(s.record(t, s.dataRef)); !reflect.DeepEqual(recL, recR) {
+		t.Errorf("records differ:\nloki      %v\nreference %v", recL, recR)
 	}
 }
 
