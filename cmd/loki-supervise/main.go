@@ -50,7 +50,11 @@ func main() {
 		Description: "loki-supervise is the durable, host-side half of loki. It runs an agent as the\n" +
 			"peer of loki-init (a trusted PID 1) in a private namespace, relays its stdio\n" +
 			"byte-exactly, keeps a crash-safe record of every execution, and signals only\n" +
-			"processes whose identity it has verified.",
+			"processes whose identity it has verified.\n\n" +
+			"Called as loki-build-supervisor, or with the reference supervisor's options and no\n" +
+			"command (--execution-id ID --run-sh ...), it takes build_supervisor.py's command line\n" +
+			"as a dashboard runs it; identity, auth-status, update-state and proc answer what the\n" +
+			"dashboard imported from that module (docs/dashboard.md).",
 		Commands:        commands(),
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {}, // exit codes are decided below
