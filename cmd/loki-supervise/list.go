@@ -31,7 +31,7 @@ func listCommand() *cli.Command {
 				out := make([]any, 0, len(entries))
 				for _, e := range entries {
 					if e.Err != nil {
-						out = append(out, map[string]any{"execution_id": e.ID.String(), "error": e.Err.Error()})
+						out = append(out, map[string]any{state.FieldExecutionID: e.ID.String(), "error": e.Err.Error()})
 						continue
 					}
 					out = append(out, execution.Describe(e.State).JSON())
@@ -51,7 +51,7 @@ func listCommand() *cli.Command {
 					continue
 				}
 				v := execution.Describe(e.State)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, v.Display, e.State.Str("started_at"), exitText(e.State))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, v.Display, e.State.Str(state.FieldStartedAt), exitText(e.State))
 			}
 			return tw.Flush()
 		},
@@ -59,10 +59,10 @@ func listCommand() *cli.Command {
 }
 
 func exitText(st state.State) string {
-	if code, ok := st.Int("exit_code"); ok {
+	if code, ok := st.Int(state.FieldExitCode); ok {
 		return fmt.Sprint(code)
 	}
-	if sig, ok := st.Int("signal"); ok {
+	if sig, ok := st.Int(state.FieldSignal); ok {
 		return fmt.Sprintf("signal %d", sig)
 	}
 	return "-"

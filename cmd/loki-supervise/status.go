@@ -8,6 +8,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/canonjson"
 	"github.com/loki-sh/loki/internal/execution"
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
@@ -51,23 +52,23 @@ func printStatus(w io.Writer, v execution.View) {
 			fmt.Fprintf(w, "%-10s %s\n", k, val)
 		}
 	}
-	line("execution", st.Str("execution_id"))
+	line("execution", st.Str(state.FieldExecutionID))
 	line("state", v.Display)
-	if pid, ok := st.Int("runner_pid"); ok {
+	if pid, ok := st.Int(state.FieldRunnerPID); ok {
 		line("runner", fmt.Sprintf("pid %d (session and group leader)", pid))
 	}
-	line("started", st.Str("started_at"))
-	line("exited", st.Str("exited_at"))
-	if code, ok := st.Int("exit_code"); ok {
+	line("started", st.Str(state.FieldStartedAt))
+	line("exited", st.Str(state.FieldExitedAt))
+	if code, ok := st.Int(state.FieldExitCode); ok {
 		line("exit", fmt.Sprintf("code %d", code))
-	} else if sig, ok := st.Int("signal"); ok {
+	} else if sig, ok := st.Int(state.FieldSignal); ok {
 		line("exit", fmt.Sprintf("signal %d", sig))
 	}
-	line("run id", st.Str("run_id"))
-	line("deadline", st.Str("deadline_reason"))
-	line("stop", st.Str("stop_requested_at"))
-	line("signalled", st.Str("stop_signal_sent_at"))
-	line("stop error", st.Str("stop_error"))
-	line("launch", st.Str("launch_error"))
-	line("log", st.Str("runner_log"))
+	line("run id", st.Str(state.FieldRunID))
+	line("deadline", st.Str(state.FieldDeadlineReason))
+	line("stop", st.Str(state.FieldStopRequestedAt))
+	line("signalled", st.Str(state.FieldStopSignalSentAt))
+	line("stop error", st.Str(state.FieldStopError))
+	line("launch", st.Str(state.FieldLaunchError))
+	line("log", st.Str(state.FieldRunnerLog))
 }

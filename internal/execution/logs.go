@@ -37,7 +37,7 @@ func CopyLog(ctx context.Context, store *state.Store, id state.ID, w io.Writer, 
 			return nil
 		}
 		st, err := store.Read(id)
-		if err != nil || st.Str("state") == "exited" || !SupervisorAlive(st) {
+		if err != nil || st.Str(state.FieldState) == state.StateExited || !SupervisorAlive(st) {
 			// The writer is done: whatever is left was written before
 			// this read of the record.
 			_, err := io.Copy(w, f)
@@ -58,7 +58,7 @@ func waitForLog(ctx context.Context, store *state.Store, id state.ID, poll time.
 			return f, err
 		}
 		st, rerr := store.Read(id)
-		if rerr != nil || st.Str("state") == "exited" || !SupervisorAlive(st) {
+		if rerr != nil || st.Str(state.FieldState) == state.StateExited || !SupervisorAlive(st) {
 			return nil, err
 		}
 		select {

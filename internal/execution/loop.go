@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // Deadline reasons recorded in deadline_reason.
@@ -83,30 +85,30 @@ func (l *stopLoop) tick() {
 	if l.lineageErr == "" {
 		if err := l.r.Refresh(); err != nil {
 			l.lineageErr = "Runner lineage tracking failed: " + errorClass(err)
-			l.record(map[string]any{"stop_error": l.lineageErr})
+			l.record(map[string]any{state.FieldStopError: l.lineageErr})
 		}
 	}
 	st, _ := l.sv.spec.Store.Read(l.sv.spec.ID)
 	if l.runID == "" {
 		if c := readRunID(l.sv.spec.LokiDir); c != "" && c != l.sv.baseline {
 			l.runID = c
-			l.record(map[string]any{"run_id": c})
+			l.record(map[string]any{state.FieldRunID: c})
 		}
 	}
 	l.checkDeadlines()
-	requested := st.Truthy("stop_requested_at") || l.received != nil || l.lineageErr != "" || l.deadline != ""
+	requested := st.Truthy(state.FieldStopRequestedAt) || l.received != nil || l.lineageErr != "" || l.deadline != ""
 	switch {
 	case requested && !l.stopSent && !l.stopRefused:
 		if err := l.sv.signalGroup(syscall.SIGTERM); err != nil {
-			l.record(map[string]any{"stop_error": err.Error()})
+			l.record(map[string]any{state.FieldStopError: err.Error()})
 			l.stopRefused = true
 			return
 		}
 		l.stopSent, l.stopSentAt = true, time.Now()
-		l.record(map[string]any{"stop_signal_sent_at": utcNow()})
+		l.record(map[string]any{state.FieldStopSignalSentAt: utcNow()})
 	case l.stopSent && !l.killSent && time.Since(l.stopSentAt) >= l.sv.timing.StopGrace:
 		if err := l.sv.signalGroup(syscall.SIGKILL); err != nil {
-			l.record(map[string]any{"stop_error": err.Error()})
+			l.record(map[string]any{state.FieldStopError: err.Error()})
 		}
 		l.killSent = true
 	}
@@ -132,7 +134,7 @@ func (l *stopLoop) checkDeadlines() {
 	default:
 		return
 	}
-	l.record(map[string]any{"deadline_reason": l.deadline, "deadline_at": utcNow()})
+	l.record(map[string]any{state.FieldDeadlineReason: l.deadline, state.FieldDeadlineAt: utcNow()})
 }
 
 // errorClass names an error by kind only (never its text, which could

@@ -84,8 +84,8 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(sigs)
 	if _, err := s.Store.Update(s.ID, map[string]any{
-		"supervisor_pid":         os.Getpid(),
-		"supervisor_birth_token": ownToken(),
+		state.FieldSupervisorPID:        os.Getpid(),
+		state.FieldSupervisorBirthToken: ownToken(),
 	}); err != nil {
 		return Result{}, err
 	}
@@ -140,7 +140,7 @@ func (sv *supervisor) launch(env []string) (Runner, error) {
 		return nil, err
 	}
 	if confinement != nil {
-		if err := sv.update(map[string]any{"confinement": confinement}); err != nil {
+		if err := sv.update(map[string]any{state.FieldConfinement: confinement}); err != nil {
 			return nil, err
 		}
 	}
@@ -160,15 +160,15 @@ func (sv *supervisor) launch(env []string) (Runner, error) {
 func (sv *supervisor) launchFailed(cause error) (Result, error) {
 	now := utcNow()
 	err := sv.update(map[string]any{
-		"state":              "exited",
-		"exited_at":          now,
-		"finished_at":        now,
-		"returncode":         nil,
-		"exit_code":          nil,
-		"signal":             nil,
-		"termination_reason": "launch_failed",
-		"launch_error":       cause.Error(),
-		"proof":              sv.deps.EmptyProof(sv.spec.ID.String(), "runner launch failed"),
+		state.FieldState:             state.StateExited,
+		state.FieldExitedAt:          now,
+		state.FieldFinishedAt:        now,
+		state.FieldReturncode:        nil,
+		state.FieldExitCode:          nil,
+		state.FieldSignal:            nil,
+		state.FieldTerminationReason: "launch_failed",
+		state.FieldLaunchError:       cause.Error(),
+		state.FieldProof:             sv.deps.EmptyProof(sv.spec.ID.String(), "runner launch failed"),
 	})
 	return Result{Launched: false, Reason: "launch_failed"}, err
 }
@@ -184,13 +184,13 @@ func (sv *supervisor) running(r Runner) error {
 	}
 	sv.group = procid.Group{PID: pid, PGID: pid, SID: pid, Token: token, Hold: r.Hold}
 	return sv.update(map[string]any{
-		"state":              "running",
-		"started_at":         utcNow(),
-		"runner_pid":         pid,
-		"runner_pgid":        pid,
-		"runner_sid":         pid,
-		"runner_birth_token": token,
-		"runner_log":         sv.spec.Store.Path(sv.spec.ID, state.LogFile),
+		state.FieldState:            state.StateRunning,
+		state.FieldStartedAt:        utcNow(),
+		state.FieldRunnerPID:        pid,
+		state.FieldRunnerPGID:       pid,
+		state.FieldRunnerSID:        pid,
+		state.FieldRunnerBirthToken: token,
+		state.FieldRunnerLog:        sv.spec.Store.Path(sv.spec.ID, state.LogFile),
 	})
 }
 
@@ -231,11 +231,11 @@ func (sv *supervisor) signalGroup(sig syscall.Signal) error {
 }
 
 func recordNames(st state.State, g procid.Group) bool {
-	pid, ok1 := st.Int("runner_pid")
-	pgid, ok2 := st.Int("runner_pgid")
-	sid, ok3 := st.Int("runner_sid")
+	pid, ok1 := st.Int(state.FieldRunnerPID)
+	pgid, ok2 := st.Int(state.FieldRunnerPGID)
+	sid, ok3 := st.Int(state.FieldRunnerSID)
 	return ok1 && ok2 && ok3 && pid == g.PID && pgid == g.PGID && sid == g.SID &&
-		st.Str("runner_birth_token") == g.Token
+		st.Str(state.FieldRunnerBirthToken) == g.Token
 }
 
 func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
@@ -268,23 +268,23 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 	}
 	reason := terminationReason(desc, loop.stopSent, rc, proof)
 	fields := map[string]any{
-		"state":              "exited",
-		"returncode":         rc,
-		"exit_code":          nil,
-		"signal":             nil,
-		"termination_reason": reason,
-		"run_id":             runID,
-		"final_tree_sha256":  tree,
-		"descendants":        desc,
-		"proof":              proof,
+		state.FieldState:             state.StateExited,
+		state.FieldReturncode:        rc,
+		state.FieldExitCode:          nil,
+		state.FieldSignal:            nil,
+		state.FieldTerminationReason: reason,
+		state.FieldRunID:             runID,
+		state.FieldFinalTreeSHA256:   tree,
+		state.FieldDescendants:       desc,
+		state.FieldProof:             proof,
 	}
 	if rc >= 0 {
-		fields["exit_code"] = rc
+		fields[state.FieldExitCode] = rc
 	} else {
-		fields["signal"] = -rc
+		fields[state.FieldSignal] = -rc
 	}
 	now := utcNow()
-	fields["exited_at"], fields["finished_at"] = now, now
+	fields[state.FieldExitedAt], fields[state.FieldFinishedAt] = now, now
 	return Result{Returncode: rc, Launched: true, Reason: reason}, sv.update(fields)
 }
 

@@ -31,15 +31,15 @@ func RequestStop(store *state.Store, id state.ID) (StopResult, error) {
 		if !exists {
 			return fmt.Errorf("%w: %s", state.ErrNotFound, id)
 		}
-		if st.Str("state") == "exited" {
-			return fmt.Errorf("%w: %s (%s)", ErrAlreadyExited, id, st.Str("termination_reason"))
+		if st.Str(state.FieldState) == state.StateExited {
+			return fmt.Errorf("%w: %s (%s)", ErrAlreadyExited, id, st.Str(state.FieldTerminationReason))
 		}
-		if at := st.Str("stop_requested_at"); at != "" {
+		if at := st.Str(state.FieldStopRequestedAt); at != "" {
 			res.RequestedAt, res.AlreadyRequested = at, true
 			return errUnchanged
 		}
 		res.RequestedAt = utcNow()
-		st["stop_requested_at"] = res.RequestedAt
+		st[state.FieldStopRequestedAt] = res.RequestedAt
 		return nil
 	})
 	if err == errUnchanged {

@@ -9,8 +9,8 @@ import (
 // the same live process: its pid exists, is not a zombie, and has the
 // recorded birth token. A record without a supervisor is not alive.
 func SupervisorAlive(st state.State) bool {
-	pid, ok := st.Int("supervisor_pid")
-	token := st.Str("supervisor_birth_token")
+	pid, ok := st.Int(state.FieldSupervisorPID)
+	token := st.Str(state.FieldSupervisorBirthToken)
 	if !ok || pid <= 0 || token == "" {
 		return false
 	}
@@ -40,11 +40,11 @@ type View struct {
 // Describe derives the reader's view of a record.
 func Describe(st state.State) View {
 	v := View{State: st, SupervisorAlive: SupervisorAlive(st)}
-	s := st.Str("state")
+	s := st.Str(state.FieldState)
 	switch {
-	case s == "exited":
+	case s == state.StateExited:
 		v.Display = "exited"
-		if r := st.Str("termination_reason"); r != "" {
+		if r := st.Str(state.FieldTerminationReason); r != "" {
 			v.Display += " (" + r + ")"
 		}
 	case !v.SupervisorAlive:
@@ -56,7 +56,7 @@ func Describe(st state.State) View {
 		v.Display = "starting"
 	default:
 		v.Display = s
-		if st.Str("stop_requested_at") != "" {
+		if st.Str(state.FieldStopRequestedAt) != "" {
 			v.Display += " (stopping)"
 		}
 	}
@@ -69,7 +69,7 @@ func (v View) JSON() map[string]any {
 	for k, val := range v.State {
 		out[k] = val
 	}
-	if v.State.Str("state") != "exited" {
+	if v.State.Str(state.FieldState) != state.StateExited {
 		out["supervisor_alive"] = v.SupervisorAlive
 	}
 	out["display_state"] = v.Display

@@ -151,7 +151,7 @@ func (s *Store) Mutate(id ID, fn func(st State, exists bool) error) (State, erro
 	st, err := s.Read(id)
 	exists := err == nil
 	if !exists {
-		st = State{"schema_version": SchemaVersion, "execution_id": id.String()}
+		st = State{FieldSchemaVersion: SchemaVersion, FieldExecutionID: id.String()}
 	}
 	if err := fn(st, exists); err != nil {
 		return nil, err
