@@ -61,6 +61,10 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
                      or your own ids); the lease stays readable to it, never writable.
   --network MODE     host (default); loopback: own network namespace, only 127.0.0.1;
                      none: own namespace, nothing reachable (lo down on namespace).
+  --fs confined      (namespace default) host files read-only, writable only the cwd
+                     and --write PATH; private /tmp; minimal /dev. --fs host: as before.
+                     HOME is read-only too: --write ~/.claude for an agent's state.
+  --hide PATH        the agent sees PATH empty (e.g. --hide ~/.ssh).
 A backend that cannot give what is asked exits 127 with one line; none refuses both.
 
 Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when
@@ -124,6 +128,9 @@ func bundleFlags() []cli.Flag {
 		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
 		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
 			Usage: "host (share the host's) | loopback (own namespace, lo up: 127.0.0.1 only) | none (own namespace, lo down: nothing at all)"},
+		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
+		&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "confined fs: also let the agent write PATH (repeatable)"},
+		&cli.GenericFlag{Name: "hide", Value: &repeated{}, Usage: "show PATH empty to the agent, e.g. ~/.ssh (repeatable)"},
 	}
 }
 
@@ -137,7 +144,26 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	return confine.Policy{User: user, Network: network}, nil
+	fs, err := confine.ParseFS(c.String("fs"))
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	write, err := confine.ParsePaths("write", *c.Generic("write").(*repeated), wd)
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	hide, err := confine.ParsePaths("hide", *c.Generic("hide").(*repeated), wd)
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	if fs == confine.FSHost && len(write) > 0 {
+		return confine.Policy{}, usage("--write: with --fs host everything the agent's uid may write is writable already")
+	}
+	return confine.Policy{User: user, Network: network, FS: fs, Write: write, Hide: hide}, nil
 }
 
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
@@ -272,6 +298,9 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		opts := docker.Options{
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),
+		}
+		if confinement.FS == confine.FSHost || len(confinement.Write)+len(confinement.Hide) > 0 {
+			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host, --write or --hide", "use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
 		}
 		if u := confinement.User; u != nil {
 			opts.User = u.String()

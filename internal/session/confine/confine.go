@@ -3,6 +3,8 @@ package confine
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -75,18 +77,73 @@ func ParseUser(s string) (*User, error) {
 
 func (u User) String() string { return fmt.Sprintf("%d:%d", u.UID, u.GID) }
 
+// FS is how much of the host's filesystem the peer may write.
+type FS string
+
+const (
+	// FSConfined (the default): the host's mounts read-only, writable
+	// only the session's cwd and Write, a private /tmp, a minimal /dev,
+	// Hide covered.
+	FSConfined FS = "confined"
+	// FSHost leaves the host's filesystem as the peer's uid may use it
+	// (the kernel files stay read-only).
+	FSHost FS = "host"
+)
+
+// ParseFS parses a --fs value; "" is the backend's default (confined
+// wherever the backend can confine: namespace, oci, docker; host for
+// none, which cannot).
+func ParseFS(s string) (FS, error) {
+	switch f := FS(s); f {
+	case "", FSConfined, FSHost:
+		return f, nil
+	}
+	return "", fmt.Errorf("%w: --fs %q: want confined or host", ErrPolicy, s)
+}
+
 // Policy is one session's confinement. The zero value is the default:
-// the supervisor's own user, the host's network.
+// the supervisor's own user, the host's network, the backend's default
+// filesystem (confined, with only the cwd writable, where it can).
 type Policy struct {
 	// User, when set, is who the peer runs as; nil keeps the
 	// supervisor's uid and gid.
 	User    *User
 	Network Network
+	FS      FS
+	// Write are host paths the peer may write (besides its cwd), Hide
+	// host paths it finds empty; both absolute and clean.
+	Write, Hide []string
 }
 
 // Default reports whether p asks for nothing beyond the defaults.
 func (p Policy) Default() bool {
-	return p.User == nil && (p.Network == "" || p.Network == NetworkHost)
+	return p.User == nil && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0
+}
+
+// ParsePaths checks --write/--hide values. Relative paths are taken
+// from cwd; symlinks are resolved (a mount lands on the target anyway,
+// and the peer must see the policy it was given). A --write path must
+// exist; a --hide path that does not exist on the host is kept as given
+// (the oci backend hides it inside its rootfs).
+func ParsePaths(flag string, paths []string, cwd string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil && flag == "hide" && errors.Is(err, os.ErrNotExist) {
+			r, err = filepath.Clean(p), nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: --%s %s: %v", ErrPolicy, flag, p, errors.Unwrap(err))
+		}
+		if r == "/" {
+			return nil, fmt.Errorf("%w: --%s /: name the paths, or use --fs host", ErrPolicy, flag)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // Net returns the network mode, "" read as host.

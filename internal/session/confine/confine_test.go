@@ -49,3 +49,32 @@ func TestParseNetwork(t *testing.T) {
 		t.Error("Default() wrong")
 	}
 }
+
+func TestParseFSAndPaths(t *testing.T) {
+	for in, want := range map[string]FS{"": "", "confined": FSConfined, "host": FSHost} {
+		if got, err := ParseFS(in); err != nil || got != want {
+			t.Errorf("ParseFS(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseFS("ro"); !errors.Is(err, ErrPolicy) {
+		t.Error("ParseFS(ro) accepted")
+	}
+	dir := t.TempDir()
+	got, err := ParsePaths("write", []string{dir, "."}, dir)
+	if err != nil || len(got) != 2 || got[0] != got[1] {
+		t.Errorf("ParsePaths = %v, %v", got, err)
+	}
+	for _, tc := range []struct {
+		flag, path string
+		ok         bool
+	}{
+		{"write", dir + "/missing", false},
+		{"hide", dir + "/missing", true},
+		{"write", "/", false},
+		{"hide", "/", false},
+	} {
+		if _, err := ParsePaths(tc.flag, []string{tc.path}, dir); (err == nil) != tc.ok {
+			t.Errorf("ParsePaths(%s, %s) error %v, want ok=%v", tc.flag, tc.path, err, tc.ok)
+		}
+	}
+}

@@ -38,7 +38,18 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	policy, err := json.Marshal(req.Confine)
+	stage := stagePolicy{Policy: req.Confine}
+	if exe := req.Peer.Argv[0]; stage.FS != confine.FSHost && filepath.IsAbs(exe) && under(filepath.Clean(exe), "/tmp") {
+		// The agent's own executable stays reachable under the private
+		// /tmp, read-only.
+		stage.Read = append(stage.Read, filepath.Clean(exe))
+	}
+	if stage.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !underAnyPath(req.Peer.Cwd, stage.Write) {
+		// The cwd is the workspace: writable, unless it is / (then
+		// only what --write names is).
+		stage.Write = append([]string{req.Peer.Cwd}, stage.Write...)
+	}
+	policy, err := json.Marshal(stage)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +86,14 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 
 // policyEnv carries the confinement policy (JSON) to the stage.
 const policyEnv = "LOKI_STAGE_CONFINE"
+
+// stagePolicy is the policy as the stage applies it: the cwd added to
+// Write, and Read: paths under /tmp shown read-only in the private one
+// (the agent's executable).
+type stagePolicy struct {
+	confine.Policy
+	Read []string `json:"read,omitempty"`
+}
 
 // check refuses what this backend cannot give: without root, the user
 // namespace maps one uid (the caller's), so no other --user exists in it.
@@ -185,14 +204,23 @@ func RunStage(args []string) error {
 	if err != nil {
 		return fail("arguments", err)
 	}
-	var policy confine.Policy
+	var policy stagePolicy
 	if err := json.Unmarshal([]byte(os.Getenv(policyEnv)), &policy); err != nil {
 		return fail("arguments", fmt.Errorf("%w: confinement policy: %v", ErrStage, err))
 	}
 	if os.Getpid() != 1 {
 		return fail("pid namespace", errors.New("stage is not PID 1"))
 	}
-	if err := isolateMounts(control); err != nil {
+	fs := &fsPlan{hide: policy.Hide, host: true}
+	if policy.FS != confine.FSHost {
+		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide}
+		if under(filepath.Clean(argv[0]), "/tmp") {
+			// loki-init itself stays reachable at its path (exec'd by
+			// it: its comm stays loki-init), read-only.
+			fs.read = append(fs.read, filepath.Clean(argv[0]))
+		}
+	}
+	if err := isolateMounts(control, fs); err != nil {
 		return fail("mounts", err)
 	}
 	if policy.Net() == confine.NetworkLoopback {
@@ -223,9 +251,20 @@ func RunStage(args []string) error {
 // session's dir) is covered by an empty tmpfs, so the peer cannot see, let
 // alone renew, another session's lease; its own control dir reappears at
 // the same path, read-only (and nosuid, nodev, noexec).
-func isolateMounts(control string) error {
+func isolateMounts(control string, fs *fsPlan) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
+	}
+	// Held from here on: a private /tmp may cover its path.
+	controlFD, err := unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open control dir: %w", err)
+	}
+	defer unix.Close(controlFD)
+	if fs != nil {
+		if err := fs.apply(); err != nil {
+			return err
+		}
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
@@ -233,7 +272,7 @@ func isolateMounts(control string) error {
 	if err := protectKernel(); err != nil {
 		return err
 	}
-	if err := maskControlRoot(control); err != nil {
+	if err := maskControlRoot(control, controlFD); err != nil {
 		return err
 	}
 	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
@@ -250,17 +289,16 @@ func isolateMounts(control string) error {
 // is held open across the mount, since its path is hidden by it. The
 // tmpfs is made read-only once the path exists; the peer has no
 // capabilities left to unmount either.
-func maskControlRoot(control string) error {
+func maskControlRoot(control string, fd int) error {
 	root := filepath.Dir(filepath.Dir(control))
 	rel, err := filepath.Rel(root, control)
 	if err != nil || root == "/" || strings.HasPrefix(rel, "..") {
 		return fmt.Errorf("control dir %s is not ROOT/SESSION/control", control)
 	}
-	fd, err := unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open control dir: %w", err)
+	// Under a private /tmp the root's path is gone: make it there.
+	if err := mkdirAllMode(root, 0o711); err != nil {
+		return fmt.Errorf("control root mount point: %w", err)
 	}
-	defer unix.Close(fd)
 	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
 	if err := unix.Mount("tmpfs", root, "tmpfs", flags, "mode=0711,size=64k"); err != nil {
 		return fmt.Errorf("mask control root: %w", err)

@@ -64,7 +64,7 @@ func mountPointsUnder(dir string) ([]string, error) {
 			continue
 		}
 		mp := unescapeMountinfo(fields[4])
-		if (mp == dir || strings.HasPrefix(mp, dir+"/")) && !seen[mp] {
+		if (dir == "/" || mp == dir || strings.HasPrefix(mp, dir+"/")) && !seen[mp] {
 			seen[mp] = true
 			out = append(out, mp)
 		}

@@ -18,8 +18,8 @@ import (
 
 // Start spawns the peer as a tracked lineage (see the package doc).
 func (Backend) Start(req session.Request) (session.Process, error) {
-	if !req.Confine.Default() {
-		return nil, confine.Refuse(Name, "--user or --network", "use --isolation namespace or oci, which apply them")
+	if c := req.Confine; c.User != nil || c.Net() != confine.NetworkHost || c.FS == confine.FSConfined || len(c.Write)+len(c.Hide) > 0 {
+		return nil, confine.Refuse(Name, "--user, --network, --fs confined, --write or --hide", "use --isolation namespace or oci, which apply them")
 	}
 	spec := req.Peer
 	r, err := lineage.Start(lineage.Command{

@@ -13,6 +13,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Name is the --isolation value of this backend.
@@ -70,6 +71,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	o.Confine = req.Confine
+	if o.Confine.FS == confine.FSHost {
+		return nil, confine.Refuse(Name, "--fs host", "the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST")
+	}
 	if o.PidsLimit > 0 && !pidsControllerAvailable() {
 		if b.Warn != nil {
 			b.Warn("pids limit not enforced: this host has no pids cgroup controller")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -158,12 +159,26 @@ func mounts(o Options) ([]specs.Mount, error) {
 		{Destination: InitPath, Type: "bind", Source: o.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}},
 		{Destination: ControlPath, Type: "bind", Source: o.ControlDir, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}},
 	}
+	for _, w := range o.Confine.Write {
+		// --write PATH: the host path, writable, at the same path.
+		ms = append(ms, specs.Mount{Destination: w, Type: "bind", Source: w, Options: []string{"rbind", "nosuid", "nodev"}})
+	}
 	for _, b := range o.Binds {
 		opts := []string{"rbind", "nosuid", "nodev"}
 		if b.ReadOnly {
 			opts = append(opts, "ro")
 		}
 		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: opts})
+	}
+	for _, h := range o.Confine.Hide {
+		// --hide PATH: an empty read-only tmpfs over the container's
+		// PATH, /dev/null over a file.
+		if st, err := os.Stat(filepath.Join(o.Rootfs, h)); err == nil && !st.IsDir() {
+			ms = append(ms, specs.Mount{Destination: h, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro"}})
+			continue
+		}
+		ms = append(ms, specs.Mount{Destination: h, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0555", "size=4k"}})
 	}
 	masks, err := controlRootMasks(o)
 	if err != nil {

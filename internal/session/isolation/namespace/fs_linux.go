@@ -1,0 +1,221 @@
+//go:build linux
+
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// fsPlan is the confined filesystem of one session: the host's mounts
+// read-only, writable only the paths in write, a private /tmp, a minimal
+// /dev, hide covered.
+type fsPlan struct {
+	write, read, hide []string
+	// host: --fs host, only hide applies.
+	host bool
+}
+
+// under reports whether path is dir or below it.
+func under(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+func underAnyPath(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if under(path, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply runs after / was made private and before /proc is mounted. Each
+// writable path becomes a mount of its own first, so that the read-only
+// remount of every other mount passes it by; those under /tmp are held
+// by a descriptor and bound again into the private /tmp.
+func (p fsPlan) apply() error {
+	if p.host {
+		for _, h := range p.hide {
+			if err := mask(h); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	type held struct {
+		path string
+		fd   int
+	}
+	var writable []held
+	nodes, err := openDevNodes()
+	defer func() {
+		for _, h := range writable {
+			unix.Close(h.fd)
+		}
+		for _, fd := range nodes {
+			unix.Close(fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	for _, w := range p.write {
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind writable %s: %w", w, err)
+		}
+		fd, err := unix.Open(w, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open writable %s: %w", w, err)
+		}
+		writable = append(writable, held{w, fd})
+	}
+	var readable []held
+	defer func() {
+		for _, h := range readable {
+			unix.Close(h.fd)
+		}
+	}()
+	for _, r := range p.read {
+		fd, err := unix.Open(r, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", r, err)
+		}
+		readable = append(readable, held{r, fd})
+	}
+	mounts, err := mountPointsUnder("/")
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if underAnyPath(m, p.write) {
+			continue
+		}
+		if err := remountReadOnly(m); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("private /tmp: %w", err)
+	}
+	for _, h := range writable {
+		if !under(h.path, "/tmp") {
+			continue
+		}
+		if err := bindHeld(h.fd, h.path); err != nil {
+			return err
+		}
+	}
+	for _, h := range readable {
+		if underAnyPath(h.path, p.write) {
+			continue // already reachable, and writable
+		}
+		if err := bindHeld(h.fd, h.path); err != nil {
+			return err
+		}
+		if err := remountReadOnly(h.path); err != nil {
+			return err
+		}
+	}
+	if err := minimalDev(nodes); err != nil {
+		return err
+	}
+	for _, h := range p.hide {
+		if err := mask(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bindHeld binds the file or dir behind fd at path, creating the mount
+// point (in a tmpfs of ours) when missing.
+func bindHeld(fd int, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if err := mkdirAllMode(path, 0o755); err != nil {
+			return fmt.Errorf("mount point %s: %w", path, err)
+		}
+	} else {
+		if err := mkdirAllMode(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("mount point %s: %w", path, err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("mount point %s: %w", path, err)
+		}
+		f.Close()
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", path, err)
+	}
+	return nil
+}
+
+// devNodes are bound from the host's /dev into the minimal one (binding
+// works in a user namespace, where mknod does not).
+var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+// minimalDev replaces /dev by a tmpfs with the usual character devices
+// (nodes: the host's, opened before the tmpfs covered them), a devpts of
+// its own (the host's terminals stay out of reach), /dev/shm and the fd
+// symlinks.
+func minimalDev(nodes map[string]int) error {
+	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, name := range devNodes {
+		fd, ok := nodes[name]
+		if !ok {
+			continue
+		}
+		if err := bindHeld(fd, "/dev/"+name); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"/dev/pts", "/dev/shm"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mount /dev/pts: %w", err)
+	}
+	if err := unix.Mount("shm", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	for link, target := range map[string]string{
+		"/dev/ptmx": "pts/ptmx", "/dev/fd": "/proc/self/fd", "/dev/stdin": "/proc/self/fd/0",
+		"/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			return err
+		}
+	}
+	return unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")
+}
+
+// openDevNodes holds the host's device nodes of devNodes.
+func openDevNodes() (map[string]int, error) {
+	nodes := map[string]int{}
+	for _, name := range devNodes {
+		fd, err := unix.Open("/dev/"+name, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENXIO) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open /dev/%s: %w", name, err)
+		}
+		nodes[name] = fd
+	}
+	return nodes, nil
+}

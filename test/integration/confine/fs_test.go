@@ -1,0 +1,170 @@
+//go:build linux
+
+package confine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hostDir makes a directory outside /tmp (which a confined session
+// replaces), owned by uid so that only the mount, never the file mode,
+// can refuse that uid's writes.
+func hostDir(t *testing.T, uid int) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "loki-confine-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeOwned(t *testing.T, path, data string, uid int) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fsProbe: $1 the workspace (cwd), $2 a host dir not named, $3 a --write
+// dir, $4 a --hide dir, $5 a file of the host's /tmp.
+const fsProbe = `
+w() { if (printf x >> "$1") 2>/dev/null; then echo "$2=written"; else echo "$2=refused"; fi; }
+w "$1/out" cwd
+w "$2/file" other
+w "$2/new" other_new
+w "$3/out" write
+w /etc/loki-confine-probe etc
+w "/tmp/private-${1##*/}" tmp
+echo "hostfile=$(cat "$5" 2>/dev/null)"
+echo "hidden=$(ls -A "$4" 2>/dev/null | wc -l)"
+echo "secret=$(cat "$4/secret" 2>/dev/null)"
+echo "devs=$(ls /dev | wc -l)"
+if [ -e /dev/mem ] || [ -e /dev/kmsg ]; then echo hostdev=visible; else echo hostdev=absent; fi
+if (echo x > /dev/null) 2>/dev/null; then echo null=ok; else echo null=broken; fi
+`
+
+// TestFilesystem: by default the host's files are read-only to the peer
+// (also a file it owns), only the cwd and --write are writable, /tmp is
+// private, /dev holds only the usual devices, --hide shows an empty dir;
+// --fs host is the control case.
+func TestFilesystem(t *testing.T) {
+	for _, b := range backends() {
+		if !strings.HasPrefix(b.name, "namespace") {
+			continue // the oci backend's filesystem is its rootfs: TestFilesystemOCI
+		}
+		uid := 0
+		if !b.root {
+			uid = nobody
+		}
+		for _, mode := range []string{"confined", "host"} {
+			t.Run(b.name+"/"+mode, func(t *testing.T) {
+				ws, other, wr, hid := hostDir(t, uid), hostDir(t, uid), hostDir(t, uid), hostDir(t, uid)
+				writeOwned(t, filepath.Join(other, "file"), "orig", uid)
+				writeOwned(t, filepath.Join(hid, "secret"), "s3cret", uid)
+				tmpFile := filepath.Join(os.TempDir(), "loki-confine-host-"+filepath.Base(ws))
+				writeOwned(t, tmpFile, "hosttmp", uid)
+				t.Cleanup(func() { os.Remove(tmpFile) })
+				flags := []string{"--cwd", ws, "--hide", hid}
+				if mode == "confined" {
+					flags = append(flags, "--write", wr)
+				} else {
+					flags = append(flags, "--fs", "host")
+				}
+				t.Cleanup(func() { os.Remove("/tmp/private-" + filepath.Base(ws)) })
+				code, out, stderr := session(t, b, flags, "sh", "-c", fsProbe, "probe", ws, other, wr, hid, tmpFile)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				r := results(out)
+				want := map[string]string{"cwd": "written", "write": "written", "hidden": "0", "secret": "", "null": "ok"}
+				if mode == "confined" {
+					for k, v := range map[string]string{"other": "refused", "other_new": "refused", "etc": "refused", "tmp": "written", "hostfile": "", "hostdev": "absent"} {
+						want[k] = v
+					}
+				} else {
+					for k, v := range map[string]string{"other": "written", "other_new": "written", "hostfile": "hosttmp", "hostdev": "visible"} {
+						want[k] = v
+					}
+				}
+				for k, v := range want {
+					if r[k] != v {
+						t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
+					}
+				}
+				got, _ := os.ReadFile(filepath.Join(other, "file"))
+				if mode == "confined" {
+					if string(got) != "orig" {
+						t.Errorf("the host file changed: %q", got)
+					}
+					if _, err := os.Stat(filepath.Join(other, "new")); err == nil {
+						t.Error("the peer created a file in a dir it was not given")
+					}
+					if _, err := os.Stat("/tmp/private-" + filepath.Base(ws)); err == nil {
+						t.Error("the peer's /tmp is the host's")
+					}
+				}
+				if _, err := os.Stat("/etc/loki-confine-probe"); err == nil {
+					os.Remove("/etc/loki-confine-probe")
+					if mode == "confined" {
+						t.Error("the peer created /etc/loki-confine-probe on the host")
+					}
+				}
+				if b, _ := os.ReadFile(filepath.Join(ws, "out")); string(b) != "x" {
+					t.Errorf("the workspace write did not reach the host: %q", b)
+				}
+			})
+		}
+	}
+}
+
+// TestFilesystemOCI: the container sees its read-only rootfs; --write
+// binds a host dir writable at its path, --hide covers a path of the
+// rootfs, --fs host is refused (the container never sees the host root).
+func TestFilesystemOCI(t *testing.T) {
+	for _, b := range backends() {
+		if !strings.HasPrefix(b.name, "oci") {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			b.setup(t)
+			wr := hostDir(t, 0)
+			hid := filepath.Join(rootfs(t), "etc", "hidden-"+filepath.Base(wr))
+			if err := os.MkdirAll(hid, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(hid) })
+			writeOwned(t, filepath.Join(hid, "secret"), "s3cret", 0)
+			inside := "/etc/" + filepath.Base(hid)
+			code, out, stderr := session(t, b, []string{"--write", wr, "--hide", inside}, "sh", "-c", fsProbe, "probe", "/nonexistent", "/bin", wr, inside, "/nonexistent")
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			r := results(out)
+			for k, v := range map[string]string{"write": "written", "etc": "refused", "other_new": "refused", "tmp": "written", "hidden": "0", "secret": "", "null": "ok"} {
+				if r[k] != v {
+					t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
+				}
+			}
+			if got, _ := os.ReadFile(filepath.Join(wr, "out")); string(got) != "x" {
+				t.Errorf("the --write dir's file did not reach the host: %q", got)
+			}
+			code, _, stderr = session(t, b, []string{"--fs", "host"}, "true")
+			if code != 127 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--fs host") {
+				t.Errorf("--fs host: exit %d, stderr %q; want 127 and one line", code, stderr)
+			}
+		})
+	}
+}
