@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/loki-sh/loki/internal/macos/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
@@ -36,16 +37,51 @@ type Proof interface {
 	Completed(returncode int) bool
 }
 
+// Spawner starts the runner (lineage in production).
+type Spawner interface {
+	Start(Command) (Runner, error)
+}
+
+// ProofSource names the proof an execution's run left behind.
+type ProofSource struct {
+	ExecutionDir, ExecutionID, LokiDir, RunID string
+}
+
+// Proofs makes the record's proof bindings (package proof in production).
+type Proofs interface {
+	// Empty is a binding that says why there is no proof.
+	Empty(executionID, reason string) Proof
+	// Snapshot reads <LokiDir>/proofs/<RunID>/proof.json, snapshots it
+	// 0400 into ExecutionDir/proof.json and verifies it; not yet bound.
+	Snapshot(ProofSource) Proof
+}
+
+// TreeDigester digests the workspace the proof must match (treedigest in
+// production).
+type TreeDigester interface {
+	TreeDigest(ctx context.Context, root string) (string, error)
+}
+
+// ConfineRequest is what the runner's confinement is made from.
+type ConfineRequest struct {
+	ExecutionDir string
+	Args         []string // the runner argv to wrap
+	Workspace    string
+	RunSh, Spec  string
+}
+
+// Confiner wraps the runner argv (macOS Seatbelt in production). It
+// returns the args unchanged and a nil confinement when confinement is
+// off; otherwise the confinement is recorded in state.json.
+type Confiner interface {
+	Confine(ConfineRequest) ([]string, *seatbelt.Confinement, error)
+}
+
 // Deps are the collaborators of Run, owned by other packages. Production
-// code uses Default(); tests may replace single fields.
+// code uses Default(); tests may replace single ones.
 type Deps struct {
-	Start      func(Command) (Runner, error)
-	EmptyProof func(executionID, reason string) Proof
-	// SnapshotProof reads <lokiDir>/proofs/<runID>/proof.json, snapshots
-	// it 0400 into executionDir/proof.json and verifies it; not yet bound.
-	SnapshotProof func(executionDir, executionID, lokiDir, runID string) Proof
-	TreeDigest    func(ctx context.Context, root string) (string, error)
-	// Confine wraps the runner argv (macOS Seatbelt); it returns args
-	// unchanged and a nil confinement when confinement is off.
-	Confine func(executionDir string, args []string, workspace, runSh, spec string) ([]string, any, error)
+	Spawner  Spawner
+	Proofs   Proofs
+	Digester TreeDigester
+	Confiner Confiner
 }

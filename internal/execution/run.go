@@ -107,7 +107,7 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 }
 
 func (d Deps) check() error {
-	if d.Start == nil || d.EmptyProof == nil || d.SnapshotProof == nil || d.TreeDigest == nil || d.Confine == nil {
+	if d.Spawner == nil || d.Proofs == nil || d.Digester == nil || d.Confiner == nil {
 		return ErrNotWired
 	}
 	return nil
@@ -135,7 +135,9 @@ func (sv *supervisor) update(fields map[string]any) error {
 // launch confines, opens the log and starts the runner.
 func (sv *supervisor) launch(env []string) (Runner, error) {
 	s := sv.spec
-	args, confinement, err := sv.deps.Confine(s.Store.Dir(s.ID), s.Args, s.Workspace, s.RunSh, s.SpecFile)
+	args, confinement, err := sv.deps.Confiner.Confine(ConfineRequest{
+		ExecutionDir: s.Store.Dir(s.ID), Args: s.Args, Workspace: s.Workspace, RunSh: s.RunSh, Spec: s.SpecFile,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +150,7 @@ func (sv *supervisor) launch(env []string) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := sv.deps.Start(Command{Args: args, Dir: s.Workspace, Env: env, Stdout: log, Stderr: log})
+	r, err := sv.deps.Spawner.Start(Command{Args: args, Dir: s.Workspace, Env: env, Stdout: log, Stderr: log})
 	if err != nil {
 		log.Close()
 		return nil, err
@@ -168,7 +170,7 @@ func (sv *supervisor) launchFailed(cause error) (Result, error) {
 		state.FieldSignal:            nil,
 		state.FieldTerminationReason: "launch_failed",
 		state.FieldLaunchError:       cause.Error(),
-		state.FieldProof:             sv.deps.EmptyProof(sv.spec.ID.String(), "runner launch failed"),
+		state.FieldProof:             sv.deps.Proofs.Empty(sv.spec.ID.String(), "runner launch failed"),
 	})
 	return Result{Launched: false, Reason: "launch_failed"}, err
 }
@@ -250,7 +252,7 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 	runID, tree := "", ""
 	var proof Proof
 	if desc.Detected || desc.Error != "" {
-		proof = sv.deps.EmptyProof(id, "proof not captured because runner descendants survived direct exit")
+		proof = sv.deps.Proofs.Empty(id, "proof not captured because runner descendants survived direct exit")
 	} else {
 		runID = loop.runID
 		if runID == "" {
@@ -260,9 +262,11 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 		}
 		// The exact proof is snapshotted first; the tree it must match is
 		// derived from the workspace afterwards.
-		proof = sv.deps.SnapshotProof(sv.spec.Store.Dir(sv.spec.ID), id, sv.spec.LokiDir, runID)
+		proof = sv.deps.Proofs.Snapshot(ProofSource{
+			ExecutionDir: sv.spec.Store.Dir(sv.spec.ID), ExecutionID: id, LokiDir: sv.spec.LokiDir, RunID: runID,
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		tree, _ = sv.deps.TreeDigest(ctx, sv.spec.Workspace)
+		tree, _ = sv.deps.Digester.TreeDigest(ctx, sv.spec.Workspace)
 		cancel()
 		proof.Bind(runID, tree)
 	}

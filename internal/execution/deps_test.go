@@ -1,0 +1,71 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/macos/seatbelt"
+	"github.com/loki-sh/loki/internal/proc/lineage"
+)
+
+type failingSpawner struct{ got *Command }
+
+func (s failingSpawner) Start(c Command) (Runner, error) {
+	*s.got = c
+	return nil, fmt.Errorf("%w: no such file", lineage.ErrNotFound)
+}
+
+type recordingProofs struct{ empty *string }
+
+func (p recordingProofs) Empty(_, reason string) Proof { *p.empty = reason; return fakeProof{} }
+func (recordingProofs) Snapshot(ProofSource) Proof     { panic("no run, no snapshot") }
+
+type noDigest struct{}
+
+func (noDigest) TreeDigest(context.Context, string) (string, error) { return "", errors.New("unused") }
+
+// prefixing is a confinement that wraps the argv, as Seatbelt does.
+type prefixing struct{}
+
+func (prefixing) Confine(r ConfineRequest) ([]string, *seatbelt.Confinement, error) {
+	return append([]string{"sandbox", r.Spec}, r.Args...), &seatbelt.Confinement{Kind: "test"}, nil
+}
+
+// Each collaborator of Run is one small interface a test can replace: a
+// runner that cannot be started is recorded as launch_failed (127) with
+// the confined argv, the confinement and an empty proof.
+func TestRunThroughReplacedDeps(t *testing.T) {
+	store := state.NewStore(t.TempDir())
+	id := NewID()
+	var started Command
+	var emptyReason string
+	d := Deps{Spawner: failingSpawner{&started}, Proofs: recordingProofs{&emptyReason}, Digester: noDigest{}, Confiner: prefixing{}}
+	spec := Spec{ID: id, Store: store, Args: []string{"run.sh"}, Workspace: t.TempDir(), LokiDir: t.TempDir(), SpecFile: "spec.md"}
+	res, err := Run(context.Background(), spec, Timing{StopGrace: 1, Poll: 1, DescendantGrace: 1}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Launched || res.ExitCode() != 127 {
+		t.Fatalf("result %+v (exit %d), want not launched, 127", res, res.ExitCode())
+	}
+	if len(started.Args) != 3 || started.Args[0] != "sandbox" || started.Args[1] != "spec.md" || started.Args[2] != "run.sh" {
+		t.Fatalf("spawner got argv %q, want the confined one", started.Args)
+	}
+	if emptyReason != "runner launch failed" {
+		t.Fatalf("empty proof reason %q", emptyReason)
+	}
+	st, err := store.Read(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Str(state.FieldState) != state.StateExited || st.Str(state.FieldTerminationReason) != "launch_failed" ||
+		st.Map(state.FieldConfinement)["kind"] != "test" {
+		t.Fatalf("record %v", st)
+	}
+	if _, err := Run(context.Background(), spec, Timing{}, Deps{Spawner: d.Spawner}); !errors.Is(err, ErrNotWired) {
+		t.Fatalf("Run with missing collaborators = %v, want ErrNotWired", err)
+	}
+}
