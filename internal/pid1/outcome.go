@@ -1,6 +1,8 @@
 package pid1
 
 import (
+	"golang.org/x/sys/unix"
+
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/reap"
 )
@@ -18,13 +20,32 @@ func expired() error { return exitcode.LeaseExpired(nil) }
 
 // peerOutcome turns the peer's end into the init's exit: its own code when
 // it exited, 125 when a signal killed it (a killed agent must never look
-// like a finished one).
-func peerOutcome(st reap.Status) error {
-	if !st.Exited {
-		return refuse(StageSupervision, ErrPeerSignal)
+// like a finished one). forwarded is the signal the init forwarded from
+// outside, 0 if none: a peer it ended is stopped, not refused.
+func peerOutcome(st reap.Status, forwarded unix.Signal) error {
+	switch {
+	case st.Exited:
+		return exitcode.Exited(st.Code)
+	case forwarded != 0:
+		return exitcode.Refused(&Stopped{Forwarded: forwarded, Killed: unix.Signal(st.Signal)})
 	}
-	return exitcode.Exited(st.Code)
+	return refuse(StageSupervision, ErrPeerSignal)
 }
+
+// Stopped is the end of a peer killed by a signal after the init forwarded
+// one to it from outside (docker stop, an editor's SIGTERM through the
+// supervisor). It is still 125 (Contract 3: a killed peer never passes for
+// a finished one), but its line says what happened instead of claiming a
+// refusal. It names signals only, never launch data.
+type Stopped struct{ Forwarded, Killed unix.Signal }
+
+func (s *Stopped) Error() string {
+	return "ACP supervisor stopped the peer: " + unix.SignalName(s.Forwarded) +
+		" was forwarded to it and it was ended by " + unix.SignalName(s.Killed)
+}
+
+// Unwrap keeps the class: a stopped peer is still a signalled one.
+func (s *Stopped) Unwrap() error { return ErrPeerSignal }
 
 // shutdownCode is the exit after a forwarded signal whose grace ran out:
 // the shell convention 128+N, so callers can tell "stopped from outside"

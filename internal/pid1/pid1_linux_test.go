@@ -1,11 +1,14 @@
 package pid1
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
@@ -35,18 +38,34 @@ func TestRefusalLineNeverCarriesContext(t *testing.T) {
 
 func TestPeerOutcome(t *testing.T) {
 	cases := []struct {
-		name string
-		st   reap.Status
-		code int
+		name      string
+		st        reap.Status
+		forwarded unix.Signal
+		code      int
+		line      string
 	}{
-		{"zero", reap.Status{Exited: true}, 0},
-		{"one", reap.Status{Exited: true, Code: 1}, 1},
-		{"max", reap.Status{Exited: true, Code: 255}, 255},
-		{"signal", reap.Status{Signal: 9}, 125},
+		{"zero", reap.Status{Exited: true}, 0, 0, ""},
+		{"one", reap.Status{Exited: true, Code: 1}, 0, 1, ""},
+		{"max", reap.Status{Exited: true, Code: 255}, 0, 255, ""},
+		{"exit after a forwarded signal", reap.Status{Exited: true, Code: 5}, unix.SIGTERM, 5, ""},
+		{"signal", reap.Status{Signal: 9}, 0, 125, "ACP supervisor refused at supervision: peer-signaled"},
+		{"forwarded signal", reap.Status{Signal: 15}, unix.SIGTERM, 125,
+			"ACP supervisor stopped the peer: SIGTERM was forwarded to it and it was ended by SIGTERM"},
 	}
 	for _, tc := range cases {
-		if got := exitcode.Code(peerOutcome(tc.st)); got != tc.code {
+		out := peerOutcome(tc.st, tc.forwarded)
+		if got := exitcode.Code(out); got != tc.code {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.code)
+		}
+		line := ""
+		if r := exitcode.Report(out); r != nil {
+			line = r.Error()
+		}
+		if line != tc.line {
+			t.Errorf("%s: line %q, want %q", tc.name, line, tc.line)
+		}
+		if tc.code == 125 && !errors.Is(out, ErrPeerSignal) {
+			t.Errorf("%s: not of class ErrPeerSignal", tc.name)
 		}
 	}
 	if got := exitcode.Code(shutdownCode(15)); got != 143 {

@@ -314,7 +314,7 @@ func (l *loop) settle() error {
 		l.eofC = nil
 	}
 	if l.open == 0 {
-		return peerOutcome(st)
+		return peerOutcome(st, l.stopSig)
 	}
 	return nil
 }
