@@ -93,3 +93,17 @@ func growPipe(fd int) {
 		unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize)
 	}
 }
+
+// unread is the number of bytes in the pipe fd that nobody has read yet.
+func unread(f *os.File) (int, error) {
+	return unix.IoctlGetInt(int(f.Fd()), unix.TIOCINQ) // FIONREAD
+}
+
+// dupFile duplicates f's descriptor (close-on-exec).
+func dupFile(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()+"-kept"), nil
+}

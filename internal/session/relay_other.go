@@ -2,8 +2,16 @@
 
 package session
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 func newStdinPipe() (r, w *os.File, err error) { return os.Pipe() }
 
 func relayStdin(dst, src *os.File) error { return copyFallback(dst, src) }
+
+// unread: no FIONREAD on a pipe here; the prelude counts as read.
+func unread(*os.File) (int, error) { return 0, nil }
+
+func dupFile(f *os.File) (*os.File, error) { return nil, errors.ErrUnsupported }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
@@ -145,6 +147,10 @@ func Run(cfg Config) error {
 		Stdout:      cfg.Stdout,
 		Stderr:      cfg.Stderr,
 	})
+	var hs *handshake
+	if err == nil && !copiesStdin(cfg.Backend) {
+		hs = newHandshake(inR)
+	}
 	inR.Close()
 	if err != nil {
 		stopWatch()
@@ -153,11 +159,35 @@ func Run(cfg Config) error {
 	}
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
-	go feed(inW, prelude, cfg.Stdin, fed)
-	exit, killedBy := waitWithSignals(proc, cfg)
-	stopRenewing()
+	go feed(inW, prelude, cfg.Stdin, fed, hs)
+	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
+	gap := stopRenewing()
 	proc.Close()
-	return withRelay(decide(exit, killedBy), relayVerdict(fed), cfg.Notes)
+	if hs != nil && !hs.read() && exit.Err == nil && killedBy == 0 && exit.Signal == 0 && !initsOwn(exit.Code) {
+		return exitcode.NotLaunched(fmt.Errorf("%w: the init exited with code %d without reading the launch prelude, so the peer never ran (is --init a loki-init?)", ErrBackend, exit.Code))
+	}
+	if exit.Err == nil && killedBy == 0 && exit.Signal == 0 && exit.Code == exitcode.Code(exitcode.LeaseExpired(nil)) && gap >= cfg.LeaseDuration {
+		// The init ended the session for want of a renewal this
+		// supervisor did not make (it was stopped or starved): the
+		// init's 124 is silent, so say it here.
+		fmt.Fprintf(cfg.Notes, "loki-supervise: the lease expired: it was not renewed for %v (lease duration %v; was this supervisor stopped?), so the session was ended\n",
+			gap.Round(time.Millisecond), cfg.LeaseDuration)
+	}
+	return withRelay(decide(exit, killedBy, forwarded), relayVerdict(fed), cfg.Notes)
+}
+
+// copiesStdin reports a backend whose own client reads the init's stdin
+// pipe (docker run -i) and passes it on: the pipe is drained whether or
+// not the init reads, so the prelude check does not apply there.
+func copiesStdin(b Backend) bool {
+	c, ok := b.(interface{ CopiesStdin() bool })
+	return ok && c.CopiesStdin()
+}
+
+// initsOwn reports the codes a real loki-init exits with before it reads
+// the prelude (124: no first renewal; 125: a refusal, with its line).
+func initsOwn(code int) bool {
+	return code == exitcode.Code(exitcode.LeaseExpired(nil)) || code == exitcode.Code(exitcode.Refused(nil))
 }
 
 // withRelay turns a clean session whose input relay failed into a failed
@@ -189,13 +219,14 @@ func runDirect(cfg Config) error {
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
-	exit, killedBy := waitWithSignals(proc, cfg)
+	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	proc.Close()
-	return decide(exit, killedBy)
+	return decide(exit, killedBy, forwarded)
 }
 
 // decide is the one place a session's outcome becomes an exit code.
-func decide(exit Exit, killedBy syscall.Signal) error {
+// forwarded is the signal passed on to the session (0: none).
+func decide(exit Exit, killedBy, forwarded syscall.Signal) error {
 	switch {
 	case exit.Err != nil:
 		return exitcode.NotLaunched(fmt.Errorf("%w: %v", ErrBackend, exit.Err))
@@ -204,6 +235,12 @@ func decide(exit Exit, killedBy syscall.Signal) error {
 			fmt.Errorf("session killed after %v did not end it in time", killedBy))
 	case exit.Escaped != nil:
 		return exitcode.Refused(exit.Escaped)
+	case exit.Signal != 0 && forwarded != 0:
+		// The direct peer died of a signal after one was passed on to
+		// it (with an init, its own line says so): still a failed run,
+		// but not a mystery.
+		return exitcode.Refused(fmt.Errorf("the peer was ended by %s after %s was forwarded to it",
+			unix.SignalName(syscall.Signal(exit.Signal)), unix.SignalName(forwarded)))
 	case exit.Signal != 0:
 		// The init (or direct peer) died of a signal nobody here chose:
 		// whatever it printed cannot be trusted as a complete run.
@@ -216,8 +253,9 @@ func decide(exit Exit, killedBy syscall.Signal) error {
 }
 
 // waitWithSignals waits for proc, forwarding the first termination signal
-// and killing the session after StopTimeout or on a second signal.
-func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal) {
+// and killing the session after StopTimeout or on a second signal. It
+// returns the signal the kill was for and the one forwarded (0: none).
+func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal, syscall.Signal) {
 	done := make(chan Exit, 1)
 	go func() { done <- proc.Wait() }()
 	var (
@@ -234,7 +272,7 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal) {
 	for {
 		select {
 		case exit := <-done:
-			return exit, killedBy
+			return exit, killedBy, forwarded
 		case s := <-cfg.Signals:
 			sig, _ := s.(syscall.Signal)
 			if forwarded != 0 {
@@ -273,14 +311,17 @@ const (
 
 // renewLoop renews the lease until stop is called. reads (may be nil) fires
 // when the init read the lease; only the first one is acted on, so renewal
-// and observation never ping-pong. stopReads releases that watch.
-func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads func()) (stop func()) {
+// and observation never ping-pong. stopReads releases that watch. stop
+// returns the longest time between two renewals (or the last one and the
+// stop): at least the lease duration means the init may have expired for
+// want of one.
+func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads func()) (stop func() time.Duration) {
 	quit := make(chan struct{})
 	finished := make(chan struct{})
+	r := renewer{w: w, notes: cfg.Notes, last: time.Now()}
 	go func() {
 		defer close(finished)
 		defer stopReads()
-		r := renewer{w: w, notes: cfg.Notes}
 		sched := newStartSchedule(cfg, time.Now(), reads != nil)
 		t := time.NewTimer(sched.next(time.Now()))
 		defer t.Stop()
@@ -298,21 +339,31 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 			t.Reset(sched.next(time.Now()))
 		}
 	}()
-	return func() {
+	return func() time.Duration {
 		close(quit)
 		<-finished
+		return max(r.maxGap, time.Since(r.last))
 	}
 }
 
 // renewer renews and reports a failing renewal once per failure streak.
+// It keeps the longest wait between renewals it made (a stopped or
+// starved supervisor's).
 type renewer struct {
 	w       *lease.Writer
 	notes   io.Writer
 	failing bool
+	last    time.Time
+	maxGap  time.Duration
 }
 
 func (r *renewer) renew() {
+	now := time.Now()
+	r.maxGap = max(r.maxGap, now.Sub(r.last))
 	err := r.w.Renew()
+	if err == nil {
+		r.last = now
+	}
 	if err != nil && !r.failing {
 		fmt.Fprintf(r.notes, "loki-supervise: lease renewal failing: %v\n", err)
 	}

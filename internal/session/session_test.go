@@ -30,10 +30,22 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := exitcode.Code(decide(tc.exit, tc.killedBy)); got != tc.want {
+			if got := exitcode.Code(decide(tc.exit, tc.killedBy, 0)); got != tc.want {
 				t.Fatalf("decide(%+v, %v) = %d, want %d", tc.exit, tc.killedBy, got, tc.want)
 			}
 		})
+	}
+}
+
+// A direct peer ended by the signal the supervisor forwarded is still a
+// failed run (125), and its line says what happened.
+func TestDecideForwarded(t *testing.T) {
+	err := decide(Exit{Signal: 15}, 0, syscall.SIGTERM)
+	if exitcode.Code(err) != 125 {
+		t.Fatalf("code %d, want 125", exitcode.Code(err))
+	}
+	if got := exitcode.Report(err).Error(); got != "the peer was ended by SIGTERM after SIGTERM was forwarded to it" {
+		t.Fatalf("line %q", got)
 	}
 }
 

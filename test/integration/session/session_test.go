@@ -243,10 +243,12 @@ func TestSignals(t *testing.T) {
 		script string
 		flags  []string
 		want   int
+		line   string // on stderr, for a peer the forwarded signal ended
 	}{
-		{"peer exits on TERM", `trap 'exit 42' TERM; echo ready; while :; do sleep 0.1; done`, nil, 42},
+		{"peer exits on TERM", `trap 'exit 42' TERM; echo ready; while :; do sleep 0.1; done`, nil, 42, ""},
 		{"peer ignores TERM", `trap '' TERM; echo ready; while :; do sleep 0.1; done`,
-			[]string{"--grace", "60s", "--stop-timeout", "2s"}, 128 + 15},
+			[]string{"--grace", "60s", "--stop-timeout", "2s"}, 128 + 15, ""},
+		{"peer ended by TERM", `echo ready; exec sleep 1000`, nil, 125, "SIGTERM was forwarded to it"},
 	}
 	for _, b := range relayBackends() {
 		t.Run(b.name, func(t *testing.T) {
@@ -269,6 +271,10 @@ func TestSignals(t *testing.T) {
 					cmd.Process.Signal(syscall.SIGTERM)
 					if code := waitBounded(t, cmd, generous); code != tc.want {
 						t.Fatalf("exit %d, want %d (stderr %q)", code, tc.want, stderr.String())
+					}
+					// A forwarded signal is what happened, not a refusal.
+					if tc.line != "" && (!strings.Contains(stderr.String(), tc.line) || strings.Contains(stderr.String(), "refused")) {
+						t.Fatalf("stderr %q: want a line with %q and no refusal", stderr.String(), tc.line)
 					}
 					if !testutil.WaitUntil(10*time.Second, func() bool { return len(testutil.Alive(session)) == 0 }) {
 						t.Fatalf("left behind: %v", testutil.Alive(session))
@@ -313,6 +319,8 @@ func TestSupervisorStopped(t *testing.T) {
 			stdin, _ := cmd.StdinPipe()
 			defer stdin.Close()
 			stdout, _ := cmd.StdoutPipe()
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -338,6 +346,10 @@ func TestSupervisorStopped(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGCONT)
 			if code := waitBounded(t, cmd, generous); code != 124 {
 				t.Fatalf("supervisor exit %d after the lease expired, want 124", code)
+			}
+			// The init's 124 is silent; the supervisor says what happened.
+			if !strings.Contains(stderr.String(), "loki-supervise: the lease expired: it was not renewed for") {
+				t.Fatalf("stderr %q: want the lease-expired line", stderr.String())
 			}
 		})
 	}

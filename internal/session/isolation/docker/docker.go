@@ -197,6 +197,11 @@ type Backend struct{ Options Options }
 func (b *Backend) Name() string    { return Name }
 func (b *Backend) NeedsInit() bool { return true }
 
+// CopiesStdin: the docker client reads the init's stdin pipe itself and
+// passes it on, so the supervisor cannot see whether the init read its
+// prelude.
+func (b *Backend) CopiesStdin() bool { return true }
+
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options
 	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
