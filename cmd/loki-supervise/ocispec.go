@@ -48,6 +48,9 @@ Example:
 			if err != nil {
 				return notLaunched(err)
 			}
+			if err := positiveDurations(c, timingFlags...); err != nil {
+				return err
+			}
 			opts, err := bundleOptions(c, init)
 			if err != nil {
 				return err

@@ -168,10 +168,29 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
 
+// positiveDurations refuses a zero or negative value of any of the named
+// duration flags: the session code would quietly replace it by its
+// default, so the run would not be the one asked for.
+func positiveDurations(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if d := c.Duration(n); d <= 0 {
+			return usage("--%s %v: must be a positive duration (e.g. 500ms, 5s)", n, d)
+		}
+	}
+	return nil
+}
+
+// timingFlags are the session's duration flags (stop-timeout is the
+// session command's own; the rest are shared with oci-spec).
+var timingFlags = []string{"lease-duration", "renew-interval", "poll-interval", "grace"}
+
 func runSession(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return usage("session: no command given: loki-supervise session [flags] -- CMD [ARGS...]")
+	}
+	if err := positiveDurations(c, append(timingFlags, "stop-timeout")...); err != nil {
+		return err
 	}
 	policy, err := peerenv.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
 	if err != nil {

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"fmt"
 
 	"os"
 	"os/signal"
@@ -53,12 +54,16 @@ type Result struct {
 	Returncode int
 	Launched   bool
 	Reason     string
+	// LaunchError is why the runner was not launched (launch_error).
+	LaunchError string
 }
 
 // Outcome is the supervisor's own exit: the runner's code (capped at 255)
 // or its signal, not launched when the runner never started.
 func (r Result) Outcome() error {
 	switch {
+	case !r.Launched && r.LaunchError != "":
+		return exitcode.NotLaunched(fmt.Errorf("runner not launched: %s", r.LaunchError))
 	case !r.Launched:
 		return exitcode.NotLaunched(nil)
 	case r.Returncode < 0:
@@ -172,7 +177,7 @@ func (sv *supervisor) launchFailed(cause error) (Result, error) {
 		state.FieldLaunchError:       cause.Error(),
 		state.FieldProof:             sv.deps.Proofs.Empty(sv.spec.ID.String(), "runner launch failed"),
 	})
-	return Result{Launched: false, Reason: "launch_failed"}, err
+	return Result{Launched: false, Reason: "launch_failed", LaunchError: cause.Error()}, err
 }
 
 // running records the runner's identity. The ids come from the spawn: the

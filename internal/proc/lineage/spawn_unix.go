@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,9 @@ var cgroupEnabled = true
 func Start(c Command) (*Runner, error) {
 	if len(c.Args) == 0 || c.Args[0] == "" {
 		return nil, fmt.Errorf("%w: empty command", ErrLaunch)
+	}
+	if err := checkDir(c.Dir); err != nil {
+		return nil, err
 	}
 	path, err := lookPath(c.Args[0], c.Env, c.Dir)
 	if err != nil {
@@ -157,6 +161,25 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 
 // lookPath resolves name like execvp would, with the child's PATH, relative
 // to the child's directory.
+// checkDir names a working directory the runner could not enter: the
+// chdir fails in the child, and its error would otherwise blame the exec
+// gate ("fork/exec /proc/self/exe: no such file or directory").
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: working directory %s does not exist", ErrLaunch, dir)
+	case err != nil:
+		return fmt.Errorf("%w: working directory %s: %w", ErrLaunch, dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: working directory %s is not a directory", ErrLaunch, dir)
+	}
+	return nil
+}
+
 func lookPath(name string, env []string, dir string) (string, error) {
 	if strings.Contains(name, "/") {
 		p := name
