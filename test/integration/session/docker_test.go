@@ -231,7 +231,7 @@ func TestDockerHungDaemon(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			px := newDockerProxy(t)
-			cmd, id, stderr := dockerReady(t, tc.flags, "trap '' TERM; sleep 1000", "DOCKER_HOST=unix://"+px.path)
+			cmd, id, stderr := dockerReady(t, tc.flags, "sleep 1000", "DOCKER_HOST=unix://"+px.path)
 			px.freeze()
 			t.Cleanup(px.thaw)
 			start := time.Now()

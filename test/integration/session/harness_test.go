@@ -24,14 +24,29 @@ import (
 type backend struct {
 	name string
 	args func(t *testing.T) []string // loki-supervise flags selecting it
+	// ownNamespace: the session has a PID namespace of its own (every
+	// backend with loki-init); its members are the session's processes.
+	ownNamespace bool
+	docker       bool     // the session is a docker container
+	leaseOnly    []string // flags that leave the lease as the only link to the supervisor
+	// endsWithSupervisor: the session may end as soon as the supervisor
+	// dies, before the lease (crun/runc run in the foreground link the
+	// container to it), so SupervisorKill9 checks only the lease bound.
+	endsWithSupervisor bool
+	// cannot names the suite's scenarios this backend cannot run, with
+	// the reason (runBackendSuite reports each as a skip).
+	cannot map[string]string
 }
+
+const noEngine = "no engine of its own to stop it: loki-supervise's own stop is the Signals scenario"
 
 func namespaceBackend() backend {
 	return backend{name: "namespace", args: func(t *testing.T) []string {
 		testutil.RequireRoot(t)
 		testutil.RequirePIDNamespace(t)
 		return []string{"--isolation", "namespace"}
-	}}
+	}, ownNamespace: true, leaseOnly: []string{"--no-parent-death-signal"},
+		cannot: map[string]string{"EngineStop": noEngine}}
 }
 
 func ociBackend(runtime string) backend {
@@ -39,18 +54,25 @@ func ociBackend(runtime string) backend {
 		testutil.RequireRoot(t)
 		testutil.RequireCommand(t, runtime)
 		return []string{"--isolation", "oci", "--runtime", runtime, "--rootfs", rootfs(t)}
-	}}
+	}, ownNamespace: true, endsWithSupervisor: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"}}
 }
 
 // allBackends are the backends with real end-to-end coverage of the lease.
 func allBackends() []backend {
-	return []backend{namespaceBackend(), ociBackend("crun"), ociBackend("runc")}
+	return []backend{namespaceBackend(), ociBackend("crun"), ociBackend("runc"), dockerBackend()}
 }
 
 // noneBackend runs the peer directly (no init, no lease, lineage tracking).
 func noneBackend() backend {
+	const noLease = "no loki-init and no lease: the peer is the supervisor's child, ended with it"
 	return backend{name: "none", args: func(t *testing.T) []string {
 		return []string{"--isolation", "none"}
+	}, cannot: map[string]string{
+		"EngineStop":         noEngine,
+		"SupervisorKill9":    noLease,
+		"SupervisorStopped":  noLease,
+		"ControlDirReadOnly": "no control dir: nothing is shared with the peer",
+		"SiblingsHidden":     "no control dir, no namespace: the peer sees what the supervisor's user sees",
 	}}
 }
 
@@ -58,12 +80,12 @@ func dockerBackend() backend {
 	return backend{name: "docker", args: func(t *testing.T) []string {
 		docker := testutil.RequireDocker(t)
 		return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
-	}}
+	}, ownNamespace: true, docker: true}
 }
 
 // relayBackends are those whose stdio, exit codes and signals are tested:
 // every lease backend plus none.
-func relayBackends() []backend { return append(allBackends(), noneBackend(), dockerBackend()) }
+func relayBackends() []backend { return append(allBackends(), noneBackend()) }
 
 var (
 	rootfsOnce sync.Once

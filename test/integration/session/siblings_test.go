@@ -72,6 +72,13 @@ func siblingSetups() []siblingSetup {
 				return siblingEnv{hostRoot: dir, peerRoot: "/" + filepath.Base(dir)}
 			}})
 	}
+	// Docker: a rw bind of the control root's parent, as for oci.
+	setups = append(setups, siblingSetup{name: "docker-bind", backend: dockerBackend(),
+		prepare: func(t *testing.T) siblingEnv {
+			parent := t.TempDir()
+			root := privateDir(t, parent, "ctl", 0)
+			return siblingEnv{hostRoot: root, peerRoot: "/hostview/ctl", flags: []string{"--bind", parent + ":/hostview"}}
+		}})
 	return setups
 }
 
@@ -151,41 +158,37 @@ func privateDir(t *testing.T, parent, name string, uid int) string {
 	return dir
 }
 
-// TestPeerCannotReachSiblingSessions: all sessions of a user share one
-// control root (/run/loki for root). While one session runs, the peer of
-// another must not list, read or write its control dir (its lease: a peer
-// that can renew it keeps that session alive after its host stopped), nor
-// add anything to the control root, however the backend shows it the host.
-func TestPeerCannotReachSiblingSessions(t *testing.T) {
-	for _, s := range siblingSetups() {
-		t.Run(s.name, func(t *testing.T) {
-			s.backend.args(t) // skips before any setup when a tool is missing
-			env := s.prepare(t)
-			flags := append(env.flags, "--control-root", env.hostRoot)
-			command := func(peer ...string) *exec.Cmd {
-				cmd := supervise(t, s.backend, flags, peer...)
-				if env.wrap != nil {
-					env.wrap(cmd)
-				}
-				return cmd
-			}
-			hostRoot := env.hostRoot
-			sib := startSibling(t, command("sh", "-c", "echo ready; exec cat >/dev/null"))
-			sibDir := onlySessionDir(t, hostRoot)
-			peerSib := filepath.Join(env.peerRoot, filepath.Base(sibDir), "control")
-			r := run(t, command("sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib), "", generous)
-			if r.code != 0 || !strings.Contains(r.stdout, "DONE") {
-				t.Fatalf("intruder exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
-			}
-			checkIntrusion(t, r.stdout, filepath.Base(sibDir))
-			for _, p := range []string{filepath.Join(sibDir, "control", "forged"), filepath.Join(hostRoot, "session-forged")} {
-				if _, err := os.Lstat(p); err == nil {
-					t.Errorf("the intruder created %s", p)
-				}
-			}
-			sib.stop(t)
-		})
+// checkSiblings: all sessions of a user share one control root
+// (/run/loki for root). While one session runs, the peer of another must
+// not list, read or write its control dir (its lease: a peer that can
+// renew it keeps that session alive after its host stopped), nor add
+// anything to the control root, however the backend shows it the host.
+func checkSiblings(t *testing.T, s siblingSetup) {
+	s.backend.args(t) // skips before any setup when a tool is missing
+	env := s.prepare(t)
+	flags := append(env.flags, "--control-root", env.hostRoot)
+	command := func(peer ...string) *exec.Cmd {
+		cmd := supervise(t, s.backend, flags, peer...)
+		if env.wrap != nil {
+			env.wrap(cmd)
+		}
+		return cmd
 	}
+	hostRoot := env.hostRoot
+	sib := startSibling(t, command("sh", "-c", "echo ready; exec cat >/dev/null"))
+	sibDir := onlySessionDir(t, hostRoot)
+	peerSib := filepath.Join(env.peerRoot, filepath.Base(sibDir), "control")
+	r := run(t, command("sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib), "", generous)
+	if r.code != 0 || !strings.Contains(r.stdout, "DONE") {
+		t.Fatalf("intruder exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	checkIntrusion(t, r.stdout, filepath.Base(sibDir))
+	for _, p := range []string{filepath.Join(sibDir, "control", "forged"), filepath.Join(hostRoot, "session-forged")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("the intruder created %s", p)
+		}
+	}
+	sib.stop(t)
 }
 
 func checkIntrusion(t *testing.T, out, sibName string) {
