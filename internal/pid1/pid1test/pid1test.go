@@ -83,6 +83,7 @@ type Session struct {
 	renewals  []time.Time
 	stopRenew chan struct{}
 	renewDone chan struct{}
+	writer    *lease.Writer
 	closeOnce sync.Once
 
 	waitOnce sync.Once
@@ -132,6 +133,7 @@ func Start(t testing.TB, cfg Config) *Session {
 	if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", s.cmd.Process.Pid)); err == nil {
 		s.ns = ns
 	}
+	s.writer = w
 	go s.renew(w)
 	go s.feed(prelude)
 	go func() {
@@ -328,4 +330,12 @@ func (s *Session) cleanup() {
 	default:
 		close(s.stopRenew)
 	}
+	// The renewer writes temp files into the control dir, which may be a
+	// t.TempDir: it must be done before the test's RemoveAll runs.
+	select {
+	case <-s.renewDone:
+	case <-time.After(30 * time.Second):
+		s.t.Errorf("lease renewer did not stop")
+	}
+	s.writer.Close()
 }
