@@ -30,6 +30,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/pid1"
 )
 
 type contender struct {
@@ -133,7 +134,6 @@ type session struct {
 	stdin   io.WriteCloser
 	stop    chan struct{}
 	renewed sync.WaitGroup
-	acked   bool // the init took the prelude (renew's goroutine only)
 	control string
 	exited  time.Time // when the init's exit was collected
 }
@@ -190,28 +190,22 @@ func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*s
 	return s, nil
 }
 
-// renew is the host's renewer, on loki-supervise's schedule: it renews the
-// moment the init has read its baseline lease (lease.WatchReads, once; the
-// writer has that renewal staged, so it is a bare rename), with a timer
-// as the fallback (backing off from 100 ms, or from 1 ms without read
-// notifications) until then, then every second, the production cadence.
-// Renewing back to back instead would keep the disk flushing, and every
-// other metadata update of the file system waiting on the journal, under
-// the session being measured.
+// renew is the host's renewer, on loki-supervise's schedule
+// (lease.Schedule): at once when the init has read its baseline lease
+// (lease.WatchReads, once; the writer has that renewal staged, so it is a
+// bare rename), backing off until then, then every second, the production
+// cadence. Renewing back to back instead would keep the disk flushing, and
+// every other metadata update of the file system waiting on the journal,
+// under the session being measured.
 func (s *session) renew(w *lease.Writer, reads <-chan struct{}, stopReads func()) {
 	defer s.renewed.Done()
 	defer w.Close()
 	defer stopReads()
-	step := 100 * time.Millisecond
-	if reads == nil {
-		step = time.Millisecond
-	}
-	start := time.Now()
+	sched := lease.NewSchedule(lease.Timing{Duration: lease.DefaultDuration, Renew: lease.DefaultRenew, Poll: pid1.DefaultPollInterval},
+		time.Now(), reads != nil)
+	t := time.NewTimer(sched.Next(time.Now()))
+	defer t.Stop()
 	for {
-		every := time.Second
-		if reads != nil || (!s.handshaken() && time.Since(start) < 5*time.Second) {
-			every, step = step, min(2*step, 200*time.Millisecond)
-		}
 		select {
 		case <-s.stop:
 			return
@@ -220,25 +214,12 @@ func (s *session) renew(w *lease.Writer, reads <-chan struct{}, stopReads func()
 			// makes the init read again.
 			reads = nil
 			stopReads()
-		case <-time.After(every):
+			sched.Done()
+		case <-t.C:
 		}
 		w.Renew()
+		t.Reset(sched.Next(time.Now()))
 	}
-}
-
-// handshaken reports whether the init consumed the prelude: nothing is
-// left unread in its stdin pipe.
-func (s *session) handshaken() bool {
-	if s.acked {
-		return true
-	}
-	f, ok := s.stdin.(*os.File)
-	if !ok {
-		return true
-	}
-	n, err := unread(int(f.Fd()))
-	s.acked = err != nil || n == 0
-	return s.acked
 }
 
 func (s *session) wait() error {

@@ -293,22 +293,6 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal, syscall.Si
 	}
 }
 
-// Start-up renewal schedule. The init needs a renewal it observed after it
-// started before it reads the prelude (Contract 1), and any wait for it is
-// added to every session's start. So the supervisor renews at once when it
-// sees the init read its baseline: the init arms its watch before that
-// read, so this one renewal is always noticed, and the writer had it
-// staged, so it costs a rename and no disk flush while the session starts.
-// The timer is the fallback: backing off from firstRenew up to
-// PollInterval/2 where there is no read notification, and from the init's
-// poll interval (the cost of a lost notification, as for an init that
-// polls) where there is one, until the read was seen. Then, and after
-// fastFor, every RenewInterval.
-const (
-	firstRenew = time.Millisecond
-	fastFor    = 2 * time.Second
-)
-
 // renewLoop renews the lease until stop is called. reads (may be nil) fires
 // when the init read the lease; only the first one is acted on, so renewal
 // and observation never ping-pong. stopReads releases that watch. stop
@@ -322,8 +306,8 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 	go func() {
 		defer close(finished)
 		defer stopReads()
-		sched := newStartSchedule(cfg, time.Now(), reads != nil)
-		t := time.NewTimer(sched.next(time.Now()))
+		sched := lease.NewSchedule(lease.Timing{Duration: cfg.LeaseDuration, Renew: cfg.RenewInterval, Poll: cfg.PollInterval}, time.Now(), reads != nil)
+		t := time.NewTimer(sched.Next(time.Now()))
 		defer t.Stop()
 		for {
 			select {
@@ -332,11 +316,11 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 			case <-reads:
 				reads = nil
 				stopReads()
-				sched.done()
+				sched.Done()
 			case <-t.C:
 			}
 			r.renew()
-			t.Reset(sched.next(time.Now()))
+			t.Reset(sched.Next(time.Now()))
 		}
 	}()
 	return func() time.Duration {
@@ -369,37 +353,3 @@ func (r *renewer) renew() {
 	}
 	r.failing = err != nil
 }
-
-// startSchedule is the delay before each renewal: doubling from its first
-// step to a cap of PollInterval/2 while in the start-up phase, then the
-// renew interval.
-type startSchedule struct {
-	step, cap, interval time.Duration
-	until               time.Time
-}
-
-// newStartSchedule starts at firstRenew, or at the poll interval when a
-// read notification (watching) is expected to come first.
-func newStartSchedule(cfg Config, now time.Time, watching bool) *startSchedule {
-	capStep := min(max(cfg.PollInterval/2, 5*time.Millisecond), cfg.RenewInterval)
-	first := min(firstRenew, capStep)
-	if watching {
-		first = min(max(cfg.PollInterval, firstRenew), cfg.RenewInterval)
-	}
-	return &startSchedule{
-		step: first, cap: max(capStep, first), interval: cfg.RenewInterval,
-		until: now.Add(min(fastFor, cfg.LeaseDuration/2)),
-	}
-}
-
-func (s *startSchedule) next(now time.Time) time.Duration {
-	if !now.Before(s.until) {
-		return s.interval
-	}
-	d := s.step
-	s.step = min(2*s.step, s.cap)
-	return d
-}
-
-// done ends the start-up phase (the init was seen reading its baseline).
-func (s *startSchedule) done() { s.until = time.Time{} }

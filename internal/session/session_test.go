@@ -77,41 +77,6 @@ func TestRenewLoop(t *testing.T) {
 	}
 }
 
-// TestStartSchedule: without a read notification the start-up renewals
-// back off from firstRenew to the cap; with one the timer waits a poll
-// interval first; once the read was seen, or the start-up phase is over,
-// every renewal is the renew interval apart.
-func TestStartSchedule(t *testing.T) {
-	cfg := Config{LeaseDuration: 5 * time.Second, RenewInterval: time.Second, PollInterval: 100 * time.Millisecond}
-	now := time.Now()
-	s := newStartSchedule(cfg, now, false)
-	var got []time.Duration
-	for range 8 {
-		got = append(got, s.next(now))
-	}
-	want := []time.Duration{1, 2, 4, 8, 16, 32, 50, 50}
-	for i := range want {
-		if got[i] != want[i]*time.Millisecond {
-			t.Fatalf("backoff %v, want %v ms", got, want)
-		}
-	}
-	if d := s.next(now.Add(fastFor)); d != time.Second {
-		t.Fatalf("after start-up: %v, want the renew interval", d)
-	}
-	w := newStartSchedule(cfg, now, true)
-	if d := w.next(now); d != 100*time.Millisecond {
-		t.Fatalf("watching: first fallback after %v, want the poll interval", d)
-	}
-	w.done()
-	if d := w.next(now); d != time.Second {
-		t.Fatalf("after the read: %v, want the renew interval", d)
-	}
-	short := newStartSchedule(Config{LeaseDuration: time.Second, RenewInterval: 200 * time.Millisecond, PollInterval: time.Second}, now, false)
-	if d := short.next(now.Add(600 * time.Millisecond)); d != 200*time.Millisecond {
-		t.Fatalf("start-up phase must end at half a short lease: %v", d)
-	}
-}
-
 // TestWithRelay: a cut input relay turns a clean session into 125 and is
 // noted; a session that failed anyway keeps its own code.
 func TestWithRelay(t *testing.T) {

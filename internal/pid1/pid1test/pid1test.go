@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,11 +17,29 @@ import (
 
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/pid1"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // DefaultRenewEvery keeps test handshakes short.
 const DefaultRenewEvery = 100 * time.Millisecond
+
+// flagDuration is the value of the duration flag name in flags, or def.
+func flagDuration(flags []string, name string, def time.Duration) time.Duration {
+	for i, f := range flags {
+		v, ok := "", false
+		switch {
+		case f == name && i+1 < len(flags):
+			v, ok = flags[i+1], true
+		case strings.HasPrefix(f, name+"="):
+			v, ok = strings.TrimPrefix(f, name+"="), true
+		}
+		if d, err := time.ParseDuration(v); ok && err == nil {
+			return d
+		}
+	}
+	return def
+}
 
 // Config describes one run of loki-init as PID 1.
 type Config struct {
@@ -189,20 +208,28 @@ func (s *Session) renew(w *lease.Writer) {
 	if every <= 0 {
 		every = DefaultRenewEvery
 	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
+	// loki-supervise's schedule (without its read notification): fast
+	// while the init starts, then every RenewEvery.
+	sched := lease.NewSchedule(lease.Timing{
+		Duration: flagDuration(s.cfg.Flags, "-lease-duration", pid1.DefaultLeaseDuration),
+		Renew:    every,
+		Poll:     flagDuration(s.cfg.Flags, "-poll-interval", pid1.DefaultPollInterval),
+	}, time.Now(), false)
+	t := time.NewTimer(sched.Next(time.Now()))
+	defer t.Stop()
 	for {
 		select {
 		case <-s.stopRenew:
 			return
 		case <-s.waited:
 			return
-		case <-tick.C:
+		case <-t.C:
 			if err := w.Renew(); err == nil {
 				s.mu.Lock()
 				s.renewals = append(s.renewals, time.Now())
 				s.mu.Unlock()
 			}
+			t.Reset(sched.Next(time.Now()))
 		}
 	}
 }
