@@ -49,7 +49,25 @@ func modes() []mode {
 		{"none", func(t *testing.T) []string { return session(t, "--isolation", "none") }},
 		{"oci-crun", ociMode("crun")},
 		{"oci-runc", ociMode("runc")},
+		{"docker", dockerMode},
 	}
+}
+
+// dockerMode runs the agent in a docker container of an image made from
+// usrRootfs (mount points and the merged-/usr symlinks), with the host's
+// /usr and test/acp bound read-only, as in the oci modes.
+func dockerMode(t *testing.T) []string {
+	docker := testutil.RequireDocker(t)
+	const image = "loki-test:usr"
+	if exec.Command(docker, "image", "inspect", image).Run() != nil {
+		imp := exec.Command("sh", "-c", `tar -C "$1" -c . | "$2" import - "$3"`, "sh", usrRootfs(t), docker, image)
+		if out, err := imp.CombinedOutput(); err != nil {
+			t.Fatalf("docker import %s: %v\n%s", image, err, out)
+		}
+	}
+	dir := acpDir(t)
+	return session(t, "--isolation", "docker", "--docker", docker, "--image", image,
+		"--bind", "/usr:/usr:ro", "--bind", dir+":"+dir+":ro", "--cwd", dir)
 }
 
 // session is the loki-supervise argv prefix with the built loki-init, the
