@@ -80,6 +80,12 @@ Examples:
   loki-supervise session --isolation oci --runtime runc --rootfs /srv/agent-rootfs \
       --bind /home/me/proj:/work --cwd /work -- /usr/bin/agent
   echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session --wait-after-eof -- ./rpc-server
+  loki-supervise session -t -- bash      # a shell with job control, on a terminal of its own
+
+Terminal (-t/--tty): loki-init runs the agent on a pseudo-terminal allocated inside the
+isolation, as a session leader in the foreground (^C, ^Z, ^\ and window resizes reach it);
+this terminal is in raw mode meanwhile and restored on every way out (after a kill -9 of
+loki-supervise itself, type "reset"). stdout and stderr are then one stream.
 
 Stdin EOF: like the reference, loki-init treats the end of the host's input as the
 end of a single-shot session: an agent still running 1 s after stdin EOF is ended
@@ -101,6 +107,7 @@ func sessionFlags() []cli.Flag {
 			Usage: "pass NAME from this environment, or set NAME=VALUE (repeatable)"},
 		&cli.BoolFlag{Name: "no-default-env", Usage: "do not pass the default variables (HOME, PATH, ...)"},
 		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci; the image's WORKDIR or / for docker)"},
+		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "run the agent on a terminal inside the isolation (stdin must be a terminal; stdout and stderr become one stream; not with --isolation none)"},
 		&cli.StringFlag{Name: "stdin-from", Hidden: true},
 		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
 			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
@@ -205,6 +212,9 @@ func runSession(c *cli.Context) error {
 	if err != nil {
 		return usage("session: %v", err)
 	}
+	if c.Bool("tty") && isolation == none.Name {
+		return usage("session: --tty needs loki-init: use --isolation namespace, oci or docker")
+	}
 	backend, err := makeBackend(c, isolation)
 	if err != nil {
 		return err
@@ -250,6 +260,7 @@ func runSession(c *cli.Context) error {
 		Grace:         c.Duration("grace"),
 		StopTimeout:   c.Duration("stop-timeout"),
 		WaitAfterEOF:  c.Bool("wait-after-eof"),
+		TTY:           c.Bool("tty"),
 		ControlRoot:   c.String("control-root"),
 		Confine:       confinement,
 		Stdin:         stdin,

@@ -2,7 +2,9 @@
 // init before any peer byte.
 //
 // Wire format: a 4-byte big-endian length N with 0 < N <= MaxSize, then N
-// bytes of a JSON object {"argv": [...], "cwd": "...", "env": {...}}.
+// bytes of a JSON object {"argv": [...], "cwd": "...", "env": {...}}, with
+// an optional "tty": {"rows": R, "cols": C} that asks for a pseudo-terminal
+// (WinsizeFile carries later resizes through the control dir).
 // Encode is the host side; ParseLength and Parse are the init side and
 // refuse every malformed input with a sentinel error. Nothing here reads a
 // stream: the init reads exactly 4+N bytes under its own lease checks, so no

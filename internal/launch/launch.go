@@ -37,6 +37,10 @@ type Spec struct {
 	Argv []string          `json:"argv"`
 	Cwd  string            `json:"cwd"`
 	Env  map[string]string `json:"env"`
+	// TTY, when set, asks the init to run the peer on a pseudo-terminal of
+	// this initial size instead of pipes (prelude key "tty"; an init that
+	// predates it ignores the key).
+	TTY *Winsize `json:"tty,omitempty"`
 }
 
 // Validate checks everything that can be checked without the filesystem.
@@ -119,7 +123,9 @@ func (s Spec) appendJSON(dst []byte) []byte {
 		dst = append(dst, ':')
 		dst = appendString(dst, s.Env[k])
 	}
-	return append(dst, "}}"...)
+	dst = append(dst, '}')
+	dst = s.appendTTY(dst)
+	return append(dst, '}')
 }
 
 // ParseLength decodes the header and enforces 0 < N <= MaxSize.
@@ -160,6 +166,10 @@ func Parse(body []byte) (Spec, error) {
 	}
 	s, err := raw2spec(argv, cwd, env)
 	if err != nil {
+		return Spec{}, err
+	}
+	tty, present := obj["tty"]
+	if s.TTY, err = parseTTY(tty, present); err != nil {
 		return Spec{}, err
 	}
 	if err := s.Validate(); err != nil {

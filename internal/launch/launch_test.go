@@ -125,7 +125,7 @@ func TestBytesPassExactly(t *testing.T) {
 		t.Fatalf("Parse: %v", err)
 	}
 	if !reflect.DeepEqual(in, out) {
-		t.Fatalf("round trip changed the spec:\n in  %q\n out %q", in, out)
+		t.Fatalf("round trip changed the spec:\n in  %#v\n out %#v", in, out)
 	}
 	// A Python host writes json.dumps("a\udcffb"): the same bytes result.
 	s, err := Parse([]byte(`{"argv":["a\udcffb","\ud83d\ude00"],"cwd":"/","env":{}}`))
@@ -157,7 +157,7 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		out, err := Parse(wire[HeaderSize:])
 		if err != nil || !reflect.DeepEqual(in, out) {
-			t.Fatalf("round trip %q -> %q, %v", in, out, err)
+			t.Fatalf("round trip %#v -> %#v, %v", in, out, err)
 		}
 	})
 }

@@ -7,12 +7,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
 )
 
 // watch is an inotify watch on the control dir.
 type watch struct {
 	events <-chan struct{} // a value (coalesced) when the lease may have changed
+	resize <-chan struct{} // a value (coalesced) when the host resized the terminal
 	gone   <-chan struct{} // closed once the watch stops working
 	fd, wd int
 }
@@ -40,9 +42,10 @@ func watchDir(dir string) watch {
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
 	events := make(chan struct{}, 1)
+	resize := make(chan struct{}, 1)
 	gone := make(chan struct{})
-	go readEvents(f, events, gone)
-	return watch{events: events, gone: gone, fd: fd, wd: wd}
+	go readEvents(f, events, resize, gone)
+	return watch{events: events, resize: resize, gone: gone, fd: fd, wd: wd}
 }
 
 // stop removes the watch. It must run before the init exits: the kernel
@@ -57,7 +60,7 @@ func (w watch) stop() {
 	}
 }
 
-func readEvents(f *os.File, events chan<- struct{}, gone chan<- struct{}) {
+func readEvents(f *os.File, events, resize chan<- struct{}, gone chan<- struct{}) {
 	defer close(gone)
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -69,12 +72,12 @@ func readEvents(f *os.File, events chan<- struct{}, gone chan<- struct{}) {
 		if err != nil || n <= 0 {
 			return
 		}
-		hit, ignored := scanEvents(buf[:n])
+		hit, resized, ignored := scanEvents(buf[:n])
 		if hit {
-			select {
-			case events <- struct{}{}:
-			default: // a wake is already pending; it re-reads the file
-			}
+			wake(events)
+		}
+		if resized {
+			wake(resize)
 		}
 		if ignored {
 			return
@@ -109,27 +112,38 @@ func readRaw(rc syscall.RawConn, buf []byte) (int, error) {
 	return n, nil
 }
 
+// wake sends a coalesced event: a wake already pending re-reads the file.
+func wake(c chan<- struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
 // scanEvents reports whether a batch concerns the lease file (or may have
-// lost events), and whether the watch was removed.
-func scanEvents(b []byte) (hit, ignored bool) {
+// lost events), whether it names the winsize file (or may have lost
+// events), and whether the watch was removed.
+func scanEvents(b []byte) (hit, resized, ignored bool) {
 	for len(b) >= unix.SizeofInotifyEvent {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
 		end := unix.SizeofInotifyEvent + int(ev.Len)
 		if end > len(b) {
-			return true, ignored
+			return true, true, ignored
 		}
 		name := b[unix.SizeofInotifyEvent:end]
 		switch {
 		case ev.Mask&unix.IN_Q_OVERFLOW != 0:
-			hit = true
+			hit, resized = true, true
 		case ev.Mask&(unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
 			ignored = true
 		case cstring(name) == lease.FileName:
 			hit = true
+		case cstring(name) == launch.WinsizeFile:
+			resized = true
 		}
 		b = b[end:]
 	}
-	return hit, ignored
+	return hit, resized, ignored
 }
 
 func cstring(b []byte) string {

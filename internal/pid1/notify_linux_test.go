@@ -35,22 +35,24 @@ func TestScanEvents(t *testing.T) {
 		return out
 	}
 	cases := []struct {
-		name         string
-		batch        []byte
-		hit, ignored bool
+		name                  string
+		batch                 []byte
+		hit, resized, ignored bool
 	}{
-		{"temp file only", event(unix.IN_CLOSE_WRITE, ".lease-123"), false, false},
-		{"rename onto lease", cat(event(unix.IN_CLOSE_WRITE, ".lease-1"), event(unix.IN_MOVED_TO, "lease")), true, false},
-		{"similar name", event(unix.IN_MOVED_TO, "lease.bak"), false, false},
-		{"overflow", event(unix.IN_Q_OVERFLOW, ""), true, false},
-		{"watch removed", event(unix.IN_IGNORED, ""), false, true},
-		{"torn batch", event(unix.IN_MOVED_TO, "lease")[:20], true, false},
+		{"temp file only", event(unix.IN_CLOSE_WRITE, ".lease-123"), false, false, false},
+		{"rename onto lease", cat(event(unix.IN_CLOSE_WRITE, ".lease-1"), event(unix.IN_MOVED_TO, "lease")), true, false, false},
+		{"similar name", event(unix.IN_MOVED_TO, "lease.bak"), false, false, false},
+		{"rename onto winsize", event(unix.IN_MOVED_TO, "winsize"), false, true, false},
+		{"lease and winsize", cat(event(unix.IN_MOVED_TO, "winsize"), event(unix.IN_MOVED_TO, "lease")), true, true, false},
+		{"overflow", event(unix.IN_Q_OVERFLOW, ""), true, true, false},
+		{"watch removed", event(unix.IN_IGNORED, ""), false, false, true},
+		{"torn batch", event(unix.IN_MOVED_TO, "lease")[:20], true, true, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			hit, ignored := scanEvents(tc.batch)
-			if hit != tc.hit || ignored != tc.ignored {
-				t.Fatalf("hit=%v ignored=%v, want %v %v", hit, ignored, tc.hit, tc.ignored)
+			hit, resized, ignored := scanEvents(tc.batch)
+			if hit != tc.hit || resized != tc.resized || ignored != tc.ignored {
+				t.Fatalf("hit=%v resized=%v ignored=%v, want %v %v %v", hit, resized, ignored, tc.hit, tc.resized, tc.ignored)
 			}
 		})
 	}

@@ -132,6 +132,9 @@ func (l *loop) run() error {
 			err = l.leased(l.g.onTimer(time.Now()))
 		case <-l.g.pollC:
 			err = l.leased(l.g.observe(time.Now()))
+			l.resize() // no notifications: a resize is polled too
+		case <-l.watch.resize:
+			l.resize()
 		case <-l.gone:
 			l.gone = nil
 			l.g.lost()
@@ -262,12 +265,21 @@ func (l *loop) launch(r preludeResult) error {
 	watchExit(p.pidfd, l.exited)
 	l.stage = StageSupervision
 	l.fwd = make(chan forwarded, 3)
-	l.open = 2
 	go func() {
 		forward(streamIn, p.stdin, 0, l.fwd)
 	}()
-	go forward(streamOut, 1, p.stdout, l.fwd)
-	go forward(streamErr, 2, p.stderr, l.fwd)
+	if p.tty >= 0 {
+		// One stream: the terminal's output, stdout and stderr mixed as
+		// the peer wrote them. A resize the host made while the peer
+		// started is applied now; later ones arrive by notification.
+		l.open = 1
+		l.resize()
+		go forwardTTY(1, p.tty, l.fwd)
+	} else {
+		l.open = 2
+		go forward(streamOut, 1, p.stdout, l.fwd)
+		go forward(streamErr, 2, p.stderr, l.fwd)
+	}
 	// The prelude (up to 1 MiB, with the env's secrets) is garbage now:
 	// its memory goes back once the peer is under way (a collection and a
 	// scavenge now would delay a short peer's exit), so an idle init stays
@@ -329,6 +341,17 @@ func (l *loop) inputDone() error {
 		return nil // settle takes it from here
 	}
 	return exitcode.Exited(0)
+}
+
+// resize applies the host's latest window size to the peer's terminal (a
+// no-op without one); the kernel signals SIGWINCH when it changed.
+func (l *loop) resize() {
+	if l.peer.tty <= 0 {
+		return
+	}
+	if ws, ok := readWinsize(l.cfg.ControlDir); ok {
+		setWinsize(l.peer.tty, ws)
+	}
 }
 
 func (l *loop) sweep() {

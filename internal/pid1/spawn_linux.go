@@ -21,7 +21,8 @@ type peer struct {
 	pidfd  int // -1 when the kernel gives none (before Linux 5.3)
 	stdin  int // write end
 	stdout int // read end
-	stderr int // read end
+	stderr int // read end; -1 on a terminal (one stream)
+	tty    int // the pty master on a terminal, else -1
 }
 
 // spawn starts the peer in its own session (so it and everything it starts
@@ -35,6 +36,9 @@ func spawn(s launch.Spec) (peer, error) {
 	path, err := lookPath(s.Argv[0], s.Cwd, s.Env)
 	if err != nil {
 		return peer{}, err
+	}
+	if s.TTY != nil {
+		return spawnTTY(path, s)
 	}
 	var in, out, errp [2]int
 	if err := pipes(&in, &out, &errp); err != nil {
@@ -61,7 +65,39 @@ func spawn(s launch.Spec) (peer, error) {
 		}
 		return peer{}, classifyExec(err)
 	}
-	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0]}, nil
+	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0], tty: -1}, nil
+}
+
+// spawnTTY starts the peer on a fresh pseudo-terminal: the slave is its
+// stdin, stdout and stderr and its controlling terminal. The init keeps
+// the master (output) and a duplicate of it (input, closed at host EOF
+// without hanging the terminal up).
+func spawnTTY(path string, s launch.Spec) (peer, error) {
+	master, slave, err := openPTY(*s.TTY)
+	if err != nil {
+		return peer{}, err
+	}
+	in, err := unix.FcntlInt(uintptr(master), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		unix.Close(master)
+		unix.Close(slave)
+		return peer{}, fmt.Errorf("%w: dup: %w", ErrSpawn, err)
+	}
+	growPipe(1)
+	pidfd := -1
+	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
+		Dir:   s.Cwd,
+		Env:   s.Environ(),
+		Files: []uintptr{uintptr(slave), uintptr(slave), uintptr(slave)},
+		Sys:   ttyAttr(&pidfd),
+	})
+	unix.Close(slave)
+	if err != nil {
+		unix.Close(master)
+		unix.Close(in)
+		return peer{}, classifyExec(err)
+	}
+	return peer{pid: pid, pidfd: pidfd, stdin: in, stdout: master, stderr: -1, tty: master}, nil
 }
 
 func pipes(ps ...*[2]int) error {

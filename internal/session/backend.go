@@ -45,6 +45,10 @@ type Request struct {
 	Confine confine.Policy
 	// Stdio for the started process. Backends pass them on as they are.
 	Stdin, Stdout, Stderr *os.File
+	// TTY: the prelude asks loki-init for a pseudo-terminal, which it
+	// opens through /dev/ptmx; the backend must make that a devpts
+	// instance private to the session (OCI runtimes and Docker do).
+	TTY bool
 }
 
 // Process is a started session.

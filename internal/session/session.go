@@ -36,6 +36,10 @@ type Config struct {
 	Grace         time.Duration // loki-init -grace (its own TERM-to-KILL delay)
 	StopTimeout   time.Duration // supervisor: forwarded signal to kill
 	WaitAfterEOF  bool          // loki-init -wait-after-eof
+	// TTY runs the peer on a pseudo-terminal inside the isolation; Stdin
+	// must be the host terminal, which is in raw mode while the session
+	// runs and restored when Run returns.
+	TTY bool
 
 	ControlRoot string // parent of the private session dirs; "" = DefaultControlRoot
 
@@ -89,6 +93,9 @@ func (c Config) Validate() error {
 	if err := c.Peer.Validate(); err != nil {
 		return fmt.Errorf("peer command: %w", err)
 	}
+	if c.TTY && !c.Backend.NeedsInit() {
+		return fmt.Errorf("--tty needs a backend that runs loki-init, not %s", c.Backend.Name())
+	}
 	return nil
 }
 
@@ -116,11 +123,31 @@ func Run(cfg Config) error {
 	if !cfg.Backend.NeedsInit() {
 		return runDirect(cfg)
 	}
+	var term *terminal
+	if cfg.TTY {
+		t, err := openTerminal(cfg.Stdin)
+		if err != nil {
+			return exitcode.Usage(err)
+		}
+		term = t
+	}
 	dirs, err := makeSessionDirs(cfg.ControlRoot)
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
 	defer dirs.remove()
+	if term != nil {
+		// Resizes are watched before the first size is read, so none is
+		// lost between the prelude and the init's first notification.
+		defer watchResizes(term, dirs.control)()
+		ws := term.size()
+		cfg.Peer.TTY = &ws
+		if err := term.makeRaw(); err != nil {
+			return exitcode.NotLaunched(fmt.Errorf("host terminal: raw mode: %w", err))
+		}
+		defer term.restore()
+		cfg.Notes = crlf{cfg.Notes}
+	}
 	writer, err := newLeaseWriter(dirs, cfg.Confine.User)
 	if err != nil {
 		return exitcode.NotLaunched(fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
@@ -134,6 +161,12 @@ func Run(cfg Config) error {
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
+	stderr, stderrDone := cfg.Stderr, closedChan
+	if term != nil {
+		if stderr, stderrDone, err = crlfPipe(cfg.Stderr); err != nil {
+			return exitcode.NotLaunched(err)
+		}
+	}
 	// Watch for the init's first read of the lease before it can exist.
 	reads, stopWatch := lease.WatchReads(dirs.control)
 	proc, err := cfg.Backend.Start(Request{
@@ -145,13 +178,17 @@ func Run(cfg Config) error {
 		Confine:     cfg.Confine,
 		Stdin:       inR,
 		Stdout:      cfg.Stdout,
-		Stderr:      cfg.Stderr,
+		Stderr:      stderr,
+		TTY:         cfg.TTY,
 	})
 	var hs *handshake
 	if err == nil && !copiesStdin(cfg.Backend) {
 		hs = newHandshake(inR)
 	}
 	inR.Close()
+	if stderr != cfg.Stderr {
+		stderr.Close() // the started process holds its own copy
+	}
 	if err != nil {
 		stopWatch()
 		inW.Close()
@@ -163,6 +200,7 @@ func Run(cfg Config) error {
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	gap := stopRenewing()
 	proc.Close()
+	drained(stderrDone)
 	if hs != nil && !hs.read() && exit.Err == nil && killedBy == 0 && exit.Signal == 0 && !initsOwn(exit.Code) {
 		return exitcode.NotLaunched(fmt.Errorf("%w: the init exited with code %d without reading the launch prelude, so the peer never ran (is --init a loki-init?)", ErrBackend, exit.Code))
 	}

@@ -38,7 +38,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	stage := stagePolicy{Policy: req.Confine}
+	stage := stagePolicy{Policy: req.Confine, TTY: req.TTY}
 	if exe := req.Peer.Argv[0]; stage.FS != confine.FSHost && filepath.IsAbs(exe) && under(filepath.Clean(exe), "/tmp") {
 		// The agent's own executable stays reachable under the private
 		// /tmp, read-only.
@@ -93,6 +93,9 @@ const policyEnv = "LOKI_STAGE_CONFINE"
 type stagePolicy struct {
 	confine.Policy
 	Read []string `json:"read,omitempty"`
+	// TTY: the peer gets a terminal, so /dev/pts must be the session's
+	// own devpts (the confined /dev has one; the host's /dev does not).
+	TTY bool `json:"tty,omitempty"`
 }
 
 // check refuses what this backend cannot give: without root, the user
@@ -223,6 +226,11 @@ func RunStage(args []string) error {
 	if err := isolateMounts(control, fs); err != nil {
 		return fail("mounts", err)
 	}
+	if policy.TTY && fs.host {
+		if err := privatePTS(); err != nil {
+			return fail("mounts", err)
+		}
+	}
 	if policy.Net() == confine.NetworkLoopback {
 		if err := loopbackUp(); err != nil {
 			return fail("network", err)
@@ -311,6 +319,19 @@ func maskControlRoot(control string, fd int) error {
 	}
 	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
 		return fmt.Errorf("make control root mask read-only: %w", err)
+	}
+	return nil
+}
+
+// privatePTS mounts a devpts instance of the session's own at /dev/pts
+// over the host's (the confined /dev has one already): /dev/ptmx then
+// allocates the peer's terminal in it (the kernel resolves ptmx to the
+// devpts mounted at "pts" beside it), the peer sees no host terminal
+// there, and the host's /dev/pts lists nothing of the session.
+func privatePTS() error {
+	const flags = unix.MS_NOSUID | unix.MS_NOEXEC
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", flags, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("mount a private /dev/pts: %w", err)
 	}
 	return nil
 }

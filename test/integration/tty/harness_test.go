@@ -1,0 +1,269 @@
+//go:build linux
+
+package tty
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+// wait bounds every wait for the screen (a loaded 2-vCPU VM).
+const wait = 60 * time.Second
+
+// pane is one tmux server of the test's own, with one window running a
+// host shell (bash, no rc files, a fixed prompt).
+type pane struct {
+	t    *testing.T
+	sock string
+	dir  string // scratch for the host shell's files
+}
+
+// newPane starts a tmux server on a private socket with a window of rows x
+// cols; it is killed (that server only) when the test ends.
+func newPane(t *testing.T, rows, cols int) *pane {
+	t.Helper()
+	testutil.RequireCommand(t, "tmux")
+	bash := testutil.RequireCommand(t, "bash")
+	dir := t.TempDir()
+	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	env := "env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=xterm-256color HOME=" + dir + " HISTFILE=/dev/null PS1='host$ ' "
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
+		env+bash+" --norc --noprofile")
+	server, err := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "#{pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := p.shellPID()
+	// Our server only (its own socket), and gone before TempDir's
+	// removal: its shell may still be writing there.
+	t.Cleanup(func() {
+		exec.Command("tmux", "-S", p.sock, "kill-server").Run()
+		testutil.WaitUntil(wait, func() bool { return gone(server) && gone(shell) })
+	})
+	// window-size manual: resize-window sets the size, no client decides it.
+	p.tmux("set-option", "-g", "window-size", "manual")
+	p.waitFor(regexp.MustCompile(`host\$ $`))
+	return p
+}
+
+func (p *pane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %q: %v: %s", args, err, out)
+	}
+	return string(out)
+}
+
+// send types a line (or keys with literal false: tmux key names like C-c).
+func (p *pane) line(s string) { p.t.Helper(); p.tmux("send-keys", "-t", "t", "-l", s); p.keys("Enter") }
+
+func (p *pane) keys(k ...string) {
+	p.t.Helper()
+	p.tmux(append([]string{"send-keys", "-t", "t"}, k...)...)
+}
+
+// screen is the pane's visible text, trailing blank lines dropped.
+func (p *pane) screen() string {
+	p.t.Helper()
+	return strings.TrimRight(p.tmux("capture-pane", "-p", "-J", "-t", "t"), "\n")
+}
+
+// waitFor waits until the screen matches re and returns the match's
+// groups.
+func (p *pane) waitFor(re *regexp.Regexp) []string {
+	p.t.Helper()
+	var m []string
+	if !testutil.WaitUntil(wait, func() bool { m = re.FindStringSubmatch(p.screen()); return m != nil }) {
+		p.t.Fatalf("screen never matched %q:\n%s", re, p.screen())
+	}
+	return m
+}
+
+// mark runs cmd in the current shell followed by an echo of a fresh
+// marker, and returns the screen text cmd printed (between the command
+// line and the marker). The marker is computed by the shell, so the typed
+// command line never matches it.
+var markN struct {
+	sync.Mutex
+	n int
+}
+
+func (p *pane) mark(cmd string) string {
+	p.t.Helper()
+	markN.Lock()
+	markN.n++
+	n := markN.n
+	markN.Unlock()
+	p.line(fmt.Sprintf("%s; echo M$((%d+1))M", cmd, n*1000))
+	want := fmt.Sprintf("M%dM", n*1000+1)
+	// From the last echo of the command line: a line typed ahead while a
+	// job ran is echoed once by the terminal and once more by the shell.
+	re := regexp.MustCompile(`(?s)^.*M\$\(\(` + strconv.Itoa(n*1000) + `\+1\)\)M\n(?:(.*?)\n)?` + want)
+	return strings.TrimSpace(p.waitFor(re)[1])
+}
+
+// size is the pane's rows and columns as tmux reports them.
+func (p *pane) size() string {
+	p.t.Helper()
+	return strings.TrimSpace(p.tmux("display-message", "-p", "-t", "t", "#{pane_height} #{pane_width}"))
+}
+
+func (p *pane) resize(rows, cols int) {
+	p.t.Helper()
+	p.tmux("resize-window", "-t", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows))
+}
+
+// shellPID is the host shell's pid (the pane's process).
+func (p *pane) shellPID() int {
+	p.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "-t", "t", "#{pane_pid}")))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return pid
+}
+
+// backend is one isolation under test: its loki-supervise flags and the
+// peer's interactive shell.
+type backend struct {
+	name  string
+	flags func(t *testing.T) []string
+	shell []string
+}
+
+func backends() []backend {
+	return []backend{
+		{name: "namespace", flags: func(t *testing.T) []string {
+			testutil.RequireRoot(t)
+			testutil.RequirePIDNamespace(t)
+			return []string{"--isolation", "namespace"}
+		}, shell: []string{"bash", "--norc", "--noprofile", "-i"}},
+		{name: "oci-crun", flags: func(t *testing.T) []string {
+			testutil.RequireRoot(t)
+			testutil.RequireCommand(t, "crun")
+			return []string{"--isolation", "oci", "--runtime", "crun", "--rootfs", rootfs(t)}
+		}, shell: []string{"sh", "-i"}},
+	}
+}
+
+// session is the command line of loki-supervise session -t for b, with
+// the peer's env kept to PATH/TERM/HOME and a fixed prompt.
+func session(t *testing.T, b backend, extra []string, peer ...string) string {
+	t.Helper()
+	args := []string{testutil.Binary(t, "loki-supervise"), "session", "-t", "--init", testutil.Binary(t, "loki-init")}
+	args = append(args, b.flags(t)...)
+	args = append(args, "--env", "PS1=peer$ ")
+	args = append(args, extra...)
+	args = append(args, "--")
+	if len(peer) == 0 {
+		peer = b.shell
+	}
+	args = append(args, peer...)
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+var (
+	rootfsOnce sync.Once
+	rootfsDir  string
+	rootfsErr  error
+)
+
+// rootfs is a busybox root filesystem for the oci backend, built once.
+func rootfs(t *testing.T) string {
+	t.Helper()
+	bb := testutil.RequireCommand(t, "busybox")
+	rootfsOnce.Do(func() {
+		rootfsDir, rootfsErr = os.MkdirTemp("", "loki-tty-rootfs-")
+		if rootfsErr != nil {
+			return
+		}
+		bin := filepath.Join(rootfsDir, "bin")
+		for _, d := range []string{"bin", "proc", "dev", "sys", "tmp", "etc"} {
+			if rootfsErr = os.MkdirAll(filepath.Join(rootfsDir, d), 0o755); rootfsErr != nil {
+				return
+			}
+		}
+		var data []byte
+		if data, rootfsErr = os.ReadFile(bb); rootfsErr != nil {
+			return
+		}
+		if rootfsErr = os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); rootfsErr != nil {
+			return
+		}
+		var list []byte
+		if list, rootfsErr = exec.Command(bb, "--list").Output(); rootfsErr != nil {
+			return
+		}
+		for _, a := range strings.Fields(string(list)) {
+			if a != "busybox" && !strings.Contains(a, "/") {
+				os.Symlink("busybox", filepath.Join(bin, a))
+			}
+		}
+	})
+	if rootfsErr != nil {
+		t.Fatalf("rootfs: %v", rootfsErr)
+	}
+	return rootfsDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if rootfsDir != "" {
+		os.RemoveAll(rootfsDir)
+	}
+	os.Exit(code)
+}
+
+// children lists the pids whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// descendantNamed finds a descendant of pid whose comm is name.
+func descendantNamed(pid int, name string) int {
+	for _, c := range children(pid) {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", c)); strings.TrimSpace(string(comm)) == name {
+			return c
+		}
+		if d := descendantNamed(c, name); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// gone reports whether pid has exited (a zombie counts: the daemonised
+// tmux server is reaped by whoever adopted it, not by us).
+func gone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
