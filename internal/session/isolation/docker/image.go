@@ -1,11 +1,18 @@
 package docker
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/loki-sh/loki/internal/session/peerenv"
@@ -38,7 +45,10 @@ func Inspect(docker, image string) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("%w: %s: %s", ErrNotFound, docker, FixHint)
 	}
-	out, err := cli(cliPath, "image", "inspect", "--format", "{{json .Config}}", image)
+	out, err := inspectFast(image)
+	if err != nil {
+		out, err = cli(cliPath, "image", "inspect", "--format", "{{json .Config}}", image)
+	}
 	if err != nil {
 		if _, verr := cli(cliPath, "version", "--format", "{{.Server.Version}}"); verr != nil {
 			return Image{}, fmt.Errorf("%w (%v): %s", ErrNoDaemon, verr, DaemonFixHint)
@@ -125,4 +135,63 @@ func (img Image) Cwd() string {
 		return path.Clean(img.WorkingDir)
 	}
 	return "/"
+}
+
+// inspectFast asks the daemon for the image's config over its unix
+// socket, in-process: on every session this saves starting the CLI (21
+// against ~1 ms on a loaded 2-vCPU VM, 7 % of a session's start). Only for
+// the plain setup, DOCKER_HOST unset or unix:// and no context chosen;
+// anything else, or any failure, leaves it to the CLI.
+func inspectFast(image string) ([]byte, error) {
+	sock := localSocket()
+	if sock == "" {
+		return nil, errors.New("not a plain local daemon")
+	}
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
+	}, Timeout: cliTimeout}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get("http://docker/images/" + url.PathEscape(image) + "/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("image inspect: %s", resp.Status)
+	}
+	var body struct{ Config json.RawMessage }
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&body); err != nil {
+		return nil, err
+	}
+	return body.Config, nil
+}
+
+// localSocket is the daemon's unix socket when the CLI would use it
+// without a context: DOCKER_HOST unset or unix://, DOCKER_CONTEXT unset
+// or "default", and no currentContext in the CLI's config.
+func localSocket() string {
+	if c := os.Getenv("DOCKER_CONTEXT"); c != "" && c != "default" {
+		return ""
+	}
+	host := os.Getenv("DOCKER_HOST")
+	if host == "" {
+		dir := os.Getenv("DOCKER_CONFIG")
+		if dir == "" {
+			home, _ := os.UserHomeDir()
+			dir = filepath.Join(home, ".docker")
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
+			var cfg struct{ CurrentContext string }
+			if json.Unmarshal(b, &cfg) != nil || cfg.CurrentContext != "" && cfg.CurrentContext != "default" {
+				return ""
+			}
+		}
+		return "/var/run/docker.sock"
+	}
+	if sock, ok := strings.CutPrefix(host, "unix://"); ok && sock != "" {
+		return sock
+	}
+	return ""
 }
