@@ -3,6 +3,7 @@
 package tty
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,6 +27,7 @@ type pane struct {
 	t    *testing.T
 	sock string
 	dir  string // scratch for the host shell's files
+	tag  string // LOKI_TTY_TEST's value in the peers' environment
 }
 
 // newPane starts a tmux server on a private socket with a window of rows x
@@ -35,7 +37,7 @@ func newPane(t *testing.T, rows, cols int) *pane {
 	testutil.RequireCommand(t, "tmux")
 	bash := testutil.RequireCommand(t, "bash")
 	dir := t.TempDir()
-	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir, tag: filepath.Base(dir) + strconv.Itoa(os.Getpid())}
 	env := "env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=xterm-256color HOME=" + dir + " HISTFILE=/dev/null PS1='host$ ' "
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
 		env+bash+" --norc --noprofile")
@@ -154,16 +156,20 @@ func backends() []backend {
 			testutil.RequireCommand(t, "crun")
 			return []string{"--isolation", "oci", "--runtime", "crun", "--rootfs", rootfs(t)}
 		}, shell: []string{"sh", "-i"}},
+		{name: "docker", flags: func(t *testing.T) []string {
+			docker := testutil.RequireDocker(t)
+			return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
+		}, shell: []string{"sh", "-i"}},
 	}
 }
 
 // session is the command line of loki-supervise session -t for b, with
 // the peer's env kept to PATH/TERM/HOME and a fixed prompt.
-func session(t *testing.T, b backend, extra []string, peer ...string) string {
+func session(t *testing.T, p *pane, b backend, extra []string, peer ...string) string {
 	t.Helper()
 	args := []string{testutil.Binary(t, "loki-supervise"), "session", "-t", "--init", testutil.Binary(t, "loki-init")}
 	args = append(args, b.flags(t)...)
-	args = append(args, "--env", "PS1=peer$ ")
+	args = append(args, "--env", "PS1=peer$ ", "--env", tagEnv+"="+p.tag)
 	args = append(args, extra...)
 	args = append(args, "--")
 	if len(peer) == 0 {
@@ -266,4 +272,53 @@ func gone(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// tagEnv marks the processes of a test's sessions: a container's
+// processes are not our descendants (Docker's daemon starts them), so
+// they are found by this variable in their environment.
+const tagEnv = "LOKI_TTY_TEST"
+
+// peerProc finds a process named name carrying p's tag, and its state
+// letter (R, S, T, ...).
+func (p *pane) peerProc(name string) (pid int, state byte) {
+	want := []byte(tagEnv + "=" + p.tag + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", id))
+		if strings.TrimSpace(string(comm)) != name {
+			continue
+		}
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", id))
+		if !bytes.Contains(env, want) {
+			continue
+		}
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", id))
+		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) {
+			return id, st[i+2]
+		}
+	}
+	return 0, 0
+}
+
+// parentOf is pid's parent pid (0 when pid is gone).
+func parentOf(pid int) int {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(st[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }

@@ -3,10 +3,12 @@
 package tty
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -51,7 +53,7 @@ func TestInteractiveShell(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			p := newPane(t, 30, 100)
-			before, after := start(p, session(t, b, nil))
+			before, after := start(p, session(t, p, b, nil))
 			p.waitFor(peerPrompt)
 
 			if got := p.mark("tty"); !regexp.MustCompile(`^/dev/pts/\d+$`).MatchString(got) {
@@ -108,7 +110,9 @@ func TestInteractiveShell(t *testing.T) {
 // not the shell's line editor.
 func waitForeground(t *testing.T, p *pane, name string) {
 	t.Helper()
-	if !testutil.WaitUntil(wait, func() bool { return descendantNamed(p.shellPID(), name) > 0 }) {
+	// Not stopped: after fg, the shell gives the job the terminal before
+	// it sends SIGCONT.
+	if !testutil.WaitUntil(wait, func() bool { pid, st := p.peerProc(name); return pid > 0 && st != 'T' }) {
 		t.Fatalf("%s never started:\n%s", name, p.screen())
 	}
 }
@@ -125,7 +129,7 @@ func TestCursesProgram(t *testing.T) {
 			if b.name == "namespace" {
 				extra = []string{"--cwd", p.dir}
 			}
-			before, after := start(p, session(t, b, extra))
+			before, after := start(p, session(t, p, b, extra))
 			p.waitFor(peerPrompt)
 			if b.name == "namespace" {
 				py := testutil.RequireCommand(t, "python3")
@@ -176,40 +180,46 @@ func TestWaysOut(t *testing.T) {
 		name  string
 		extra []string
 		peer  []string
-		end   func(t *testing.T, p *pane)
+		end   func(t *testing.T, p *pane, b backend)
 		want  int // -1: the backend's own code for a killed init (below)
 	}{
 		{"peer exits", nil, []string{"sh", "-c", "echo re\"a\"dy; exit 5"}, nil, 5},
 		{"lease expires", []string{"--lease-duration", "2s", "--renew-interval", "200ms"}, []string{"sh", "-c", "echo re\"a\"dy; sleep 1000"},
-			func(t *testing.T, p *pane) {
+			func(t *testing.T, p *pane, b backend) {
 				var sup, sleeper int
 				if !testutil.WaitUntil(wait, func() bool {
-					sup, sleeper = descendantNamed(p.shellPID(), "loki-supervise"), descendantNamed(p.shellPID(), "sleep")
+					sup = descendantNamed(p.shellPID(), "loki-supervise")
+					sleeper, _ = p.peerProc("sleep")
 					return sup > 0 && sleeper > 0
 				}) {
 					t.Fatalf("supervisor %d, sleep %d not found", sup, sleeper)
 				}
 				syscall.Kill(sup, syscall.SIGSTOP)
 				defer syscall.Kill(sup, syscall.SIGCONT)
-				if !testutil.WaitUntil(wait, func() bool { return syscall.Kill(sleeper, 0) != nil }) {
+				if !testutil.WaitUntil(wait, func() bool { return gone(sleeper) }) {
 					t.Fatal("the session outlived its lease")
 				}
 			}, 124},
 		{"supervisor gets SIGTERM", nil, []string{"sh", "-c", "echo re\"a\"dy; exec sleep 1000"},
-			func(t *testing.T, p *pane) {
+			func(t *testing.T, p *pane, b backend) {
 				sup := descendantNamed(p.shellPID(), "loki-supervise")
 				if sup == 0 {
 					t.Fatal("supervisor not found")
 				}
 				syscall.Kill(sup, syscall.SIGTERM)
 			}, 125},
-		{"init is killed", nil, []string{"sh", "-c", "echo re\"a\"dy; sleep 1000"},
-			func(t *testing.T, p *pane) {
-				init := descendantNamed(p.shellPID(), "loki-init")
-				if init == 0 { // the oci backend's path: /.loki/init
-					init = descendantNamed(p.shellPID(), "init")
-				}
-				if init == 0 {
+		{"init is killed", nil, []string{"sh", "-c", "echo re\"a\"dy; exec sleep 1000"},
+			func(t *testing.T, p *pane, b backend) {
+				// The init is the parent of the tagged peer (its own
+				// environment is empty): loki-init, or /.loki/init.
+				var init int
+				if !testutil.WaitUntil(wait, func() bool {
+					peer, _ := p.peerProc("sleep")
+					init = parentOf(peer)
+					comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", init))
+					c := strings.TrimSpace(string(comm))
+					return peer > 0 && (c == "loki-init" || c == "init")
+				}) {
 					t.Fatal("loki-init not found")
 				}
 				syscall.Kill(init, syscall.SIGKILL)
@@ -220,17 +230,17 @@ func TestWaysOut(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					p := newPane(t, 24, 80)
-					before, after := start(p, session(t, b, tc.extra, tc.peer...))
+					before, after := start(p, session(t, p, b, tc.extra, tc.peer...))
 					p.waitFor(regexp.MustCompile(`(?m)ready\s*$`))
 					if tc.end != nil {
-						tc.end(t, p)
+						tc.end(t, p, b)
 					}
 					want := tc.want
 					if want < 0 {
 						// As without a terminal: the namespace backend
-						// sees its init die by SIGKILL (125); crun
-						// reports it as its own exit code 128+9.
-						want = map[string]int{"namespace": 125, "oci-crun": 137}[b.name]
+						// sees its init die by SIGKILL (125); crun and
+						// docker report it as their own exit code 128+9.
+						want = map[string]int{"namespace": 125, "oci-crun": 137, "docker": 137}[b.name]
 					}
 					if code := finished(t, p, before, after); code != want {
 						t.Fatalf("session exit %d, want %d:\n%s", code, want, p.screen())
@@ -247,7 +257,7 @@ func TestLostOutput(t *testing.T) {
 	for _, b := range backends() {
 		t.Run(b.name, func(t *testing.T) {
 			p := newPane(t, 24, 80)
-			cmd := session(t, b, nil, "sh", "-c", "sleep 1; while :; do echo y; done")
+			cmd := session(t, p, b, nil, "sh", "-c", "sleep 1; while :; do echo y; done")
 			p.line(cmd + " | true; echo exit=${PIPESTATUS[0]}")
 			if code, _ := strconv.Atoi(p.waitFor(exitLine)[1]); code != 125 {
 				t.Fatalf("exit %d with stdout closed, want 125", code)
