@@ -12,6 +12,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -44,6 +45,7 @@ func main() {
 	// What a killed supervisor's backend left outside its session dir is
 	// released by the next session's sweep.
 	session.OnStale(oci.CleanStale)
+	session.OnStale(cgroup.CleanStale)
 	app := &cli.App{
 		Name:  "loki-supervise",
 		Usage: "run AI coding-agent sessions and builds so that nothing they start outlives them",

@@ -65,7 +65,11 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
                      and --write PATH; private /tmp; minimal /dev. --fs host: as before.
                      HOME is read-only too: --write ~/.claude for an agent's state.
   --hide PATH        the agent sees PATH empty (e.g. --hide ~/.ssh).
-A backend that cannot give what is asked exits 127 with one line; none refuses both.
+  --pids-max N       at most N tasks in the session (default 4096; 0 or max: none);
+  --memory-max SIZE  e.g. 512M, no swap beyond it; an OOM kill exits 137, said on stderr;
+  --cpu-max CPUS     e.g. 0.5, or "QUOTA PERIOD" (µs). Through the session's own cgroup
+                     (v1 or v2) on namespace; linux.resources on oci; docker's flags.
+A backend that cannot give what is asked exits 127 with one line; none refuses all of it.
 
 Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when
 set) plus what --env names, never the supervisor's whole environment.
@@ -121,7 +125,7 @@ func sessionFlags() []cli.Flag {
 
 // bundleFlags are shared with oci-spec.
 func bundleFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "init", Usage: "loki-init binary (default: next to loki-supervise, else on PATH)"},
 		&cli.DurationFlag{Name: "lease-duration", Value: lease.DefaultDuration, Usage: "the session ends when no renewal is seen for this long"},
 		&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed"},
@@ -130,7 +134,6 @@ func bundleFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "wait-after-eof", Usage: "after stdin EOF, let the agent run until it exits (the lease still bounds it) instead of ending the session 1 s later"},
 		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
-		&cli.Int64Flag{Name: "pids-limit", Value: oci.DefaultPidsLimit, Usage: "oci/docker: maximum tasks in the container (0 = none)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
 		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
 		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
@@ -138,7 +141,7 @@ func bundleFlags() []cli.Flag {
 		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
 		&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "confined fs: also let the agent write PATH (repeatable)"},
 		&cli.GenericFlag{Name: "hide", Value: &repeated{}, Usage: "show PATH empty to the agent, e.g. ~/.ssh (repeatable)"},
-	}
+	}, resourceFlags()...)
 }
 
 // confinePolicy parses the confinement flags once, for every backend.
@@ -170,7 +173,11 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if fs == confine.FSHost && len(write) > 0 {
 		return confine.Policy{}, usage("--write: with --fs host everything the agent's uid may write is writable already")
 	}
-	return confine.Policy{User: user, Network: network, FS: fs, Write: write, Hide: hide}, nil
+	res, err := parseResources(c)
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	return confine.Policy{User: user, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
 }
 
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
@@ -301,9 +308,10 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 	if err != nil {
 		return nil, notLaunched(err)
 	}
+	warn := func(s string) { fmt.Fprintln(os.Stderr, "loki-supervise: "+s) }
 	switch isolation {
 	case namespace.Name:
-		return &namespace.Backend{Init: init, NoParentDeathSignal: c.Bool("no-parent-death-signal")}, nil
+		return &namespace.Backend{Init: init, NoParentDeathSignal: c.Bool("no-parent-death-signal"), Warn: warn}, nil
 	case oci.Name:
 		if _, _, err := oci.ResolveRuntime(c.String("runtime")); err != nil {
 			return nil, notLaunched(err)
@@ -312,7 +320,6 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		warn := func(s string) { fmt.Fprintln(os.Stderr, "loki-supervise: "+s) }
 		return &oci.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
 	default:
 		binds := *c.Generic("bind").(*repeated)
@@ -327,8 +334,9 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		}
 		opts := docker.Options{
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
-			PidsLimit: c.Int64("pids-limit"), WritableRootfs: c.Bool("writable-rootfs"),
+			WritableRootfs: c.Bool("writable-rootfs"),
 		}
+		dockerResources(&opts, confinement.Resources)
 		if confinement.FS == confine.FSHost || len(confinement.Write)+len(confinement.Hide) > 0 {
 			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host, --write or --hide", "use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
 		}
@@ -369,7 +377,7 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 		binds = append(binds, b)
 	}
 	return oci.Options{
-		Rootfs: rootfs, Init: init, PidsLimit: c.Int64("pids-limit"),
+		Rootfs: rootfs, Init: init, PidsLimit: confinement.Resources.Pids(),
 		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
 		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement,
 	}, nil

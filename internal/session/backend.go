@@ -74,4 +74,8 @@ type Exit struct {
 	// outlived it (its lineage could not be observed, or a descendant
 	// survived the kill). The run is then reported as failed (125).
 	Escaped error
+	// Limit non-nil: the session ran into a limit of its cgroup (it
+	// wraps confine.ErrMemoryLimit or confine.ErrPidsLimit). The run is
+	// then reported as such, never as a clean exit.
+	Limit error
 }

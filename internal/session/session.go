@@ -211,6 +211,9 @@ func Run(cfg Config) error {
 		fmt.Fprintf(cfg.Notes, "loki-supervise: the lease expired: it was not renewed for %v (lease duration %v; was this supervisor stopped?), so the session was ended\n",
 			gap.Round(time.Millisecond), cfg.LeaseDuration)
 	}
+	if exit.Limit != nil {
+		fmt.Fprintf(cfg.Notes, "loki-supervise: %v (exit %d)\n", exit.Limit, exitcode.Code(decide(exit, killedBy, forwarded)))
+	}
 	return withRelay(decide(exit, killedBy, forwarded), relayVerdict(fed), cfg.Notes)
 }
 
@@ -271,6 +274,8 @@ func decide(exit Exit, killedBy, forwarded syscall.Signal) error {
 	case killedBy != 0:
 		return exitcode.Signalled(int(killedBy),
 			fmt.Errorf("session killed after %v did not end it in time", killedBy))
+	case exit.Limit != nil:
+		return limitOutcome(exit)
 	case exit.Escaped != nil:
 		return exitcode.Refused(exit.Escaped)
 	case exit.Signal != 0 && forwarded != 0:
@@ -288,6 +293,21 @@ func decide(exit Exit, killedBy, forwarded syscall.Signal) error {
 	default:
 		return exitcode.Exited(exit.Code)
 	}
+}
+
+// limitOutcome is the code of a session that ran into a cgroup limit
+// (the note saying which is printed by Run): 137 after an OOM kill (128 +
+// SIGKILL, as Docker reports it); after refused forks the session's own
+// failure code, or 125 when it would have ended cleanly: a run that could
+// not fork what it wanted is never a success.
+func limitOutcome(exit Exit) error {
+	switch {
+	case errors.Is(exit.Limit, confine.ErrMemoryLimit):
+		return exitcode.Signalled(int(syscall.SIGKILL), nil)
+	case exit.Signal == 0 && exit.Code != 0:
+		return exitcode.Exited(exit.Code)
+	}
+	return exitcode.Refused(nil)
 }
 
 // waitWithSignals waits for proc, forwarding the first termination signal

@@ -113,6 +113,8 @@ type Policy struct {
 	// Write are host paths the peer may write (besides its cwd), Hide
 	// host paths it finds empty; both absolute and clean.
 	Write, Hide []string
+	// Resources are the session's cgroup limits (resources.go).
+	Resources Resources
 }
 
 // Default reports whether p asks for nothing beyond the defaults.

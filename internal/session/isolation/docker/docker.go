@@ -83,6 +83,8 @@ type Options struct {
 	InitArgs       []string
 	Name           string // container name (unique per session)
 	PidsLimit      int64
+	MemoryMax      int64  // bytes, 0 = none (--memory, and --memory-swap the same: no swap)
+	CPUs           string // --cpus, "" = none
 	WritableRootfs bool
 	User           string // --user value, "" = image default
 	Network        string // --network value, "" = docker's default bridge
@@ -117,6 +119,13 @@ func Args(o Options) ([]string, error) {
 	}
 	if o.PidsLimit > 0 {
 		args = append(args, "--pids-limit", strconv.FormatInt(o.PidsLimit, 10))
+	}
+	if o.MemoryMax > 0 {
+		m := strconv.FormatInt(o.MemoryMax, 10)
+		args = append(args, "--memory", m, "--memory-swap", m)
+	}
+	if o.CPUs != "" {
+		args = append(args, "--cpus", o.CPUs)
 	}
 	if !o.WritableRootfs {
 		args = append(args, "--read-only", "--tmpfs", "/tmp")

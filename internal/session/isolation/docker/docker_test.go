@@ -44,6 +44,8 @@ func TestArgs(t *testing.T) {
 			"--mount", "type=bind,source=/data,target=/data,readonly"}, tail)},
 		{"cid file", func(o *Options) { o.CIDFile = "/run/loki/session-1/scratch/docker.cid" },
 			cat(common, []string{"--read-only", "--tmpfs", "/tmp", "--cidfile", "/run/loki/session-1/scratch/docker.cid"}, tail)},
+		{"memory and CPU limits (swap at the memory limit: none)", func(o *Options) { o.MemoryMax, o.CPUs = 32<<20, "0.5" },
+			cat(common, []string{"--memory", "33554432", "--memory-swap", "33554432", "--cpus", "0.5", "--read-only", "--tmpfs", "/tmp"}, tail)},
 		{"custom CLI path, no pids limit", func(o *Options) { o.Docker, o.PidsLimit = "/usr/local/bin/docker", 0 },
 			cat([]string{"/usr/local/bin/docker"}, common[1:len(common)-2], []string{"--read-only", "--tmpfs", "/tmp"}, tail)},
 	}

@@ -29,6 +29,9 @@ type Backend struct {
 	// NoParentDeathSignal disables the SIGKILL-on-parent-death speed-up, so
 	// only the lease ends an orphaned session (used to test the lease).
 	NoParentDeathSignal bool
+	// Warn receives one-line notices (the default pids limit could not
+	// be applied).
+	Warn func(string)
 }
 
 func (b *Backend) Name() string    { return Name }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
 
@@ -53,8 +54,13 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	cg, err := b.sessionCgroup(req)
+	if err != nil {
+		return nil, err
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
+		cg.Remove()
 		return nil, err
 	}
 	defer statusR.Close()
@@ -74,10 +80,19 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	err = cmd.Start()
 	statusW.Close()
 	if err != nil {
+		cg.Remove()
 		return nil, fmt.Errorf("%w: %v; %s", ErrNamespace, err, FixHint)
 	}
+	// Into the cgroup before the prelude is written: nothing of the
+	// session has forked yet (the init waits for the prelude).
+	if err := cg.Add(cmd.Process.Pid); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		cg.Remove()
+		return nil, err
+	}
 	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
-	p := &process{cmd: cmd}
+	p := &process{cmd: cmd, cg: cg}
 	if len(msg) > 0 {
 		p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
 	}
@@ -163,6 +178,7 @@ func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
 type process struct {
 	cmd      *exec.Cmd
 	startErr error
+	cg       *cgroup.Cgroup // nil: no limits
 }
 
 func (p *process) Wait() session.Exit {
@@ -177,6 +193,7 @@ func (p *process) Wait() session.Exit {
 	default:
 		exit.Code = code
 	}
+	exit.Limit = p.cg.Hit()
 	return exit
 }
 
@@ -185,7 +202,7 @@ func (p *process) Wait() session.Exit {
 // process. SIGKILL of PID 1 ends every process of the namespace.
 func (p *process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 func (p *process) Kill() error                { return p.cmd.Process.Kill() }
-func (p *process) Close() error               { return nil }
+func (p *process) Close() error               { return p.cg.Remove() }
 
 // RunStage is the body of StageCommand. It returns only on failure, after
 // writing the reason to the status pipe; on success it has become loki-init.

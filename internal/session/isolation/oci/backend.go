@@ -75,6 +75,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, confine.Refuse(Name, "--fs host", "the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST")
 	}
 	if o.PidsLimit > 0 && !pidsControllerAvailable() {
+		if o.Confine.Resources.PidsMax > 0 {
+			return nil, confine.Refuse(Name, "--pids-max on this host", "it has no pids cgroup controller; drop --pids-max (loki-supervise doctor)")
+		}
 		if b.Warn != nil {
 			b.Warn("pids limit not enforced: this host has no pids cgroup controller")
 		}

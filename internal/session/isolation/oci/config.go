@@ -24,7 +24,7 @@ const (
 const SpecVersion = "1.0.2"
 
 // DefaultPidsLimit bounds the number of tasks in the container.
-const DefaultPidsLimit = 4096
+const DefaultPidsLimit = confine.DefaultPidsMax
 
 // ErrOptions reports an unusable Options value.
 var ErrOptions = errors.New("invalid OCI bundle options")
@@ -140,11 +140,29 @@ func Config(o Options) (*specs.Spec, error) {
 			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
 		},
 	}
-	if o.PidsLimit > 0 {
-		limit := o.PidsLimit
-		s.Linux.Resources = &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &limit}}
-	}
+	s.Linux.Resources = resources(o.PidsLimit, o.Confine.Resources)
 	return s, nil
+}
+
+// resources is linux.resources for the pids limit and --memory-max
+// (swap limited with it: memory plus swap at the same value) and
+// --cpu-max; nil when there is none.
+func resources(pids int64, r confine.Resources) *specs.LinuxResources {
+	var lr specs.LinuxResources
+	if pids > 0 {
+		lr.Pids = &specs.LinuxPids{Limit: &pids}
+	}
+	if m := r.MemoryMax; m > 0 {
+		lr.Memory = &specs.LinuxMemory{Limit: &m, Swap: &m}
+	}
+	if c := r.CPU; c != nil {
+		quota, period := c.Quota, c.Period
+		lr.CPU = &specs.LinuxCPU{Quota: &quota, Period: &period}
+	}
+	if lr.Pids == nil && lr.Memory == nil && lr.CPU == nil {
+		return nil
+	}
+	return &lr
 }
 
 func mounts(o Options) ([]specs.Mount, error) {

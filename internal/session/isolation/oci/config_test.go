@@ -212,3 +212,20 @@ func TestConfigConfinement(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigResources(t *testing.T) {
+	s, err := Config(Options{Rootfs: "/r", Init: "/i", ControlDir: "/run/loki/s/control", PidsLimit: 64,
+		Confine: confine.Policy{Resources: confine.Resources{PidsMax: 64, MemoryMax: 32 << 20, CPU: &confine.CPUMax{Quota: 50000, Period: 100000}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Linux.Resources
+	if r == nil || r.Pids == nil || *r.Pids.Limit != 64 || r.Memory == nil || *r.Memory.Limit != 32<<20 || *r.Memory.Swap != 32<<20 ||
+		r.CPU == nil || *r.CPU.Quota != 50000 || *r.CPU.Period != 100000 {
+		t.Fatalf("linux.resources = %+v", r)
+	}
+	s, err = Config(Options{Rootfs: "/r", Init: "/i", ControlDir: "/run/loki/s/control"})
+	if err != nil || s.Linux.Resources != nil {
+		t.Fatalf("no limits: resources %+v, %v", s.Linux.Resources, err)
+	}
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"runtime"
+	"sync"
+)
+
+// spareThreads is how many OS threads loki-init starts before anything
+// else and keeps idle. The Go runtime treats a failed thread creation as
+// fatal, and loki-init shares its session's pids limit with the peer: a
+// fork bomb that fills --pids-max would otherwise kill the init with a
+// runtime trace instead of leaving it to report the peer's outcome.
+// Steady state is about 8 threads; idle ones are reused, never freed.
+const spareThreads = 12
+
+// reserveThreads makes the runtime create n threads now: n goroutines each
+// locked to a thread of its own at once, then unlocked (an unlocked
+// thread returns to the runtime's idle list; a locked one that exits
+// would be destroyed).
+func reserveThreads(n int) {
+	var locked, done sync.WaitGroup
+	release := make(chan struct{})
+	locked.Add(n)
+	done.Add(n)
+	for range n {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			locked.Done()
+			<-release
+			runtime.UnlockOSThread()
+		}()
+	}
+	locked.Wait()
+	close(release)
+	done.Wait()
+}

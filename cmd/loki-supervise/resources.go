@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/docker"
+)
+
+// resourceFlags are the session's cgroup limits (shared with oci-spec).
+func resourceFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "pids-max", Aliases: []string{"pids-limit"},
+			Usage: "at most N tasks (processes and threads) in the session; 0 or max: no limit (default 4096 on namespace, oci, docker)"},
+		&cli.StringFlag{Name: "memory-max",
+			Usage: "memory of the whole session, e.g. 512M or 2G (K/M/G/T = 1024^n; no swap beyond it); the kernel OOM-kills at it and the session exits 137"},
+		&cli.StringFlag{Name: "cpu-max",
+			Usage: "CPU bandwidth: a number of CPUs (0.5, 2) or \"QUOTA PERIOD\" in microseconds as cgroup v2's cpu.max"},
+	}
+}
+
+// parseResources reads the resource flags into a policy's Resources.
+func parseResources(c *cli.Context) (confine.Resources, error) {
+	pids, err := confine.ParsePidsMax(c.String("pids-max"))
+	if err != nil {
+		return confine.Resources{}, usage("%v", err)
+	}
+	mem, err := confine.ParseMemoryMax(c.String("memory-max"))
+	if err != nil {
+		return confine.Resources{}, usage("%v", err)
+	}
+	cpu, err := confine.ParseCPUMax(c.String("cpu-max"))
+	if err != nil {
+		return confine.Resources{}, usage("%v", err)
+	}
+	return confine.Resources{PidsMax: pids, MemoryMax: mem, CPU: cpu}, nil
+}
+
+// dockerResources passes the limits as docker run's flags.
+func dockerResources(o *docker.Options, r confine.Resources) {
+	o.PidsLimit = r.Pids()
+	o.MemoryMax = r.MemoryMax
+	if r.CPU != nil {
+		o.CPUs = strconv.FormatFloat(r.CPU.CPUs(), 'f', -1, 64)
+	}
+}

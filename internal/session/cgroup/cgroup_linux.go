@@ -1,0 +1,403 @@
+//go:build linux
+
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+)
+
+// recordFile, in a session's scratch dir, lists its cgroup dirs.
+const recordFile = "cgroups"
+
+// removeWait bounds how long Remove waits for killed members to leave.
+const removeWait = 5 * time.Second
+
+// rmdir removes a cgroup dir, mkdirHook runs after one is made: a test
+// with a fake cgroupfs replaces them (the kernel fills a new dir with its
+// files and lets rmdir remove it with them).
+var (
+	rmdir     = unix.Rmdir
+	mkdirHook func(string)
+)
+
+func mkdir(dir string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if mkdirHook != nil {
+		mkdirHook(dir)
+	}
+	return nil
+}
+
+// Detect reads this process's cgroups.
+func Detect() (Host, error) {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return Host{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return Host{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return parseHost(mi, self), nil
+}
+
+// Cgroup is one session's cgroup: one dir per v1 controller, or one v2
+// dir.
+type Cgroup struct {
+	v2   bool
+	name string
+	dirs map[string]string // controller -> dir; v2: every controller -> the one dir
+	res  confine.Resources
+}
+
+// Create makes the cgroup name with the limits of r (the default pids
+// limit included) written, and nothing in it yet.
+func (h Host) Create(name string, r confine.Resources) (*Cgroup, error) {
+	if name == "" || strings.ContainsAny(name, "/\n") || name == "." || name == ".." {
+		return nil, fmt.Errorf("%w: bad cgroup name %q", ErrUnavailable, name)
+	}
+	need := []string{"pids"}
+	if r.MemoryMax > 0 {
+		need = append(need, "memory")
+	}
+	if r.CPU != nil {
+		need = append(need, "cpu")
+	}
+	c := &Cgroup{name: name, dirs: map[string]string{}, res: r}
+	var err error
+	if h.UsesV1() {
+		err = c.createV1(h, need)
+	} else if h.UnifiedMount != "" {
+		c.v2 = true
+		err = c.createV2(h, need)
+	} else {
+		err = fmt.Errorf("%w: no cgroup filesystem is mounted; mount cgroup2 on /sys/fs/cgroup", ErrUnavailable)
+	}
+	if err != nil {
+		c.rmdirs()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Cgroup) createV1(h Host, need []string) error {
+	for _, ctrl := range need {
+		parent, ok := h.V1[ctrl]
+		if !ok {
+			return fmt.Errorf("%w: this host has no cgroup v1 %s controller mounted (mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s)", ErrUnavailable, ctrl, ctrl, ctrl)
+		}
+		dir := filepath.Join(parent, c.name)
+		if err := mkdir(dir); err != nil {
+			return err
+		}
+		c.dirs[ctrl] = dir
+	}
+	r := c.res
+	writes := []struct{ ctrl, file, val string }{{"pids", "pids.max", limitOrMax(r.Pids())}}
+	if r.MemoryMax > 0 {
+		mem := strconv.FormatInt(r.MemoryMax, 10)
+		writes = append(writes, struct{ ctrl, file, val string }{"memory", "memory.limit_in_bytes", mem})
+		if _, err := os.Stat(filepath.Join(c.dirs["memory"], "memory.memsw.limit_in_bytes")); err == nil {
+			// Memory plus swap at the same limit: no swap.
+			writes = append(writes, struct{ ctrl, file, val string }{"memory", "memory.memsw.limit_in_bytes", mem})
+		}
+	}
+	if r.CPU != nil {
+		writes = append(writes,
+			struct{ ctrl, file, val string }{"cpu", "cpu.cfs_period_us", strconv.FormatUint(r.CPU.Period, 10)},
+			struct{ ctrl, file, val string }{"cpu", "cpu.cfs_quota_us", strconv.FormatInt(r.CPU.Quota, 10)})
+	}
+	for _, w := range writes {
+		if err := writeFile(filepath.Join(c.dirs[w.ctrl], w.file), w.val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cgroup) createV2(h Host, need []string) error {
+	// A sibling of the supervisor's cgroup (its parent, which delegates
+	// controllers, holds no processes), or a child of the root.
+	parent := filepath.Dir(h.Unified)
+	if h.Unified == h.UnifiedMount || !strings.HasPrefix(h.Unified, h.UnifiedMount+"/") {
+		parent = h.UnifiedMount
+	}
+	avail, err := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	enabled, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	for _, ctrl := range need {
+		if !hasOpt(strings.Fields(string(avail)), ctrl) {
+			return fmt.Errorf("%w: cgroup v2 controller %s is not delegated to %s (enable it in its parent's cgroup.subtree_control, or run loki-supervise under systemd-run -p Delegate=yes)", ErrUnavailable, ctrl, parent)
+		}
+		if !hasOpt(strings.Fields(string(enabled)), ctrl) {
+			if err := writeFile(filepath.Join(parent, "cgroup.subtree_control"), "+"+ctrl); err != nil {
+				return fmt.Errorf("%w (%s holds processes: run loki-supervise in a leaf cgroup, e.g. systemd-run --scope -p Delegate=yes)", err, parent)
+			}
+		}
+	}
+	dir := filepath.Join(parent, c.name)
+	if err := mkdir(dir); err != nil {
+		return err
+	}
+	for _, ctrl := range need {
+		c.dirs[ctrl] = dir
+	}
+	r := c.res
+	if err := writeFile(filepath.Join(dir, "pids.max"), limitOrMax(r.Pids())); err != nil {
+		return err
+	}
+	if r.MemoryMax > 0 {
+		if err := writeFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(r.MemoryMax, 10)); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "memory.swap.max")); err == nil {
+			if err := writeFile(filepath.Join(dir, "memory.swap.max"), "0"); err != nil {
+				return err
+			}
+		}
+	}
+	if r.CPU != nil {
+		if err := writeFile(filepath.Join(dir, "cpu.max"), r.CPU.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func limitOrMax(n int64) string {
+	if n <= 0 {
+		return "max"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// writeFile writes an existing control file: a missing one is a missing
+// controller, never created.
+func writeFile(path, val string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_CLOEXEC, 0)
+	if err == nil {
+		_, err = f.WriteString(val)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: write %s: %v", ErrUnavailable, path, err)
+	}
+	return nil
+}
+
+// Dirs are the cgroup's dirs, one per hierarchy, sorted.
+func (c *Cgroup) Dirs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range c.dirs {
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Dir is the cgroup's dir for controller ctrl ("" if it has none).
+func (c *Cgroup) Dir(ctrl string) string { return c.dirs[ctrl] }
+
+// Add moves the process pid (all its threads) into the cgroup. Add,
+// Hit and Remove of a nil *Cgroup do nothing.
+func (c *Cgroup) Add(pid int) error {
+	if c == nil {
+		return nil
+	}
+	for _, d := range c.Dirs() {
+		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Record writes the cgroup's dirs into scratch, for CleanStale.
+func (c *Cgroup) Record(scratch string) error {
+	return os.WriteFile(filepath.Join(scratch, recordFile), []byte(strings.Join(c.Dirs(), "\n")+"\n"), 0o600)
+}
+
+// Hit returns the limits the session ran into: an error wrapping
+// confine.ErrMemoryLimit when the OOM killer killed a member,
+// confine.ErrPidsLimit when forks were refused, nil otherwise.
+func (c *Cgroup) Hit() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	if d := c.dirs["memory"]; d != "" {
+		file, key := "memory.oom_control", "oom_kill"
+		if c.v2 {
+			file = "memory.events"
+		}
+		b, _ := os.ReadFile(filepath.Join(d, file))
+		if n := parseKeyed(b, key); n > 0 {
+			errs = append(errs, fmt.Errorf("%w: session exceeded --memory-max %s: the kernel killed %s", confine.ErrMemoryLimit, confine.FormatBytes(c.res.MemoryMax), plural(n, "process", "processes")))
+		}
+	}
+	if d := c.dirs["pids"]; d != "" {
+		b, _ := os.ReadFile(filepath.Join(d, "pids.events"))
+		if n := parseKeyed(b, "max"); n > 0 {
+			what := "--pids-max " + strconv.FormatInt(c.res.Pids(), 10)
+			if c.res.PidsMax == 0 {
+				what += " (the default)"
+			}
+			errs = append(errs, fmt.Errorf("%w: session reached %s: the kernel refused %s", confine.ErrPidsLimit, what, plural(n, "fork", "forks")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.FormatInt(n, 10) + " " + many
+}
+
+// Remove kills what is left in the cgroup and removes it.
+func (c *Cgroup) Remove() error {
+	if c == nil {
+		return nil
+	}
+	return removeDirs(c.name, c.Dirs())
+}
+
+func (c *Cgroup) rmdirs() {
+	for _, d := range c.Dirs() {
+		rmdir(d)
+	}
+}
+
+func removeDirs(name string, dirs []string) error {
+	deadline := time.Now().Add(removeWait)
+	for {
+		busy := false
+		for _, d := range dirs {
+			pids, err := members(d)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			if len(pids) > 0 {
+				busy = true
+				kill(d, name, pids)
+			}
+		}
+		if !busy || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var errs []error
+	for _, d := range dirs {
+		if err := rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// members reads a cgroup's processes.
+func members(dir string) ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil && n > 0 {
+			pids = append(pids, n)
+		}
+	}
+	return pids, nil
+}
+
+// kill SIGKILLs pids through pidfds, each only while it is still in the
+// cgroup name (a pid read from cgroup.procs may have been reused since).
+// v2's cgroup.kill does it in one write where the kernel has it.
+func kill(dir, name string, pids []int) {
+	if writeFile(filepath.Join(dir, "cgroup.kill"), "1") == nil {
+		return
+	}
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		if inCgroup(pid, name) {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		}
+		unix.Close(fd)
+	}
+}
+
+// inCgroup reports whether pid's cgroup, in some hierarchy, is one named
+// name (read after its pidfd was opened, so the pid is still that process).
+func inCgroup(pid int, name string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && (filepath.Base(parts[2]) == name || strings.Contains(parts[2], "/"+name+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// CleanStale removes the cgroups recorded in a stale session's scratch
+// dir (a session.StaleCleaner). The record is untrusted: only a dir of a
+// cgroup filesystem named after that session is touched.
+func CleanStale(scratch string) {
+	f, err := os.OpenFile(filepath.Join(scratch, recordFile), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64*1024))
+	f.Close()
+	if err != nil {
+		return
+	}
+	name := Name(scratch)
+	var dirs []string
+	for _, d := range strings.Split(string(b), "\n") {
+		if d == "" || !filepath.IsAbs(d) || filepath.Clean(d) != d || filepath.Base(d) != name {
+			continue
+		}
+		var st unix.Statfs_t
+		if unix.Statfs(d, &st) != nil || (st.Type != unix.CGROUP_SUPER_MAGIC && st.Type != unix.CGROUP2_SUPER_MAGIC) {
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	if len(dirs) > 0 {
+		removeDirs(name, dirs)
+	}
+}

@@ -1,0 +1,16 @@
+// Package cgroup gives one session a cgroup of its own, with the
+// session's limits (pids, memory, CPU) written before its first process
+// joins, on cgroup v1 (hybrid hosts included: the controllers are where
+// the v1 hierarchies are) and on cgroup v2.
+//
+// Guarantees: a cgroup is made under the supervisor's own (v1: a child of
+// its cgroup in each controller's hierarchy; v2: a sibling, since a v2
+// cgroup with processes cannot delegate controllers), so the limits of
+// whatever contains the supervisor still apply to the session. A limit
+// that cannot be written is an error, never skipped. Remove kills what is
+// left in the cgroup (identity-checked: only processes still in it) and
+// removes it; CleanStale does the same for the cgroups a killed
+// supervisor recorded in its session's scratch dir. Hit reads what the
+// kernel did at a limit: OOM kills (memory.events or v1 memory.oom_control
+// oom_kill, kernel 4.13 or later) and refused forks (pids.events max).
+package cgroup

@@ -1,0 +1,151 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// DefaultPidsMax is the pids limit of a session that names none: enough
+// for a build with parallel compilers and test runners, far below what
+// exhausts a host's pid space (a fork bomb stops there).
+const DefaultPidsMax = 4096
+
+// Unlimited is the PidsMax of --pids-max max (or 0): no pids limit.
+const Unlimited = -1
+
+// CPUPeriod is the scheduling period (µs) a --cpu-max given as a
+// fraction of CPUs is spread over: the kernel's and Docker's default.
+const CPUPeriod = 100000
+
+// The limits a session hit, as Exit.Limit reports them.
+var (
+	// ErrMemoryLimit: the kernel's OOM killer killed a process of the
+	// session because its cgroup reached --memory-max.
+	ErrMemoryLimit = errors.New("memory limit reached")
+	// ErrPidsLimit: the kernel refused a fork because the session's
+	// cgroup held --pids-max tasks.
+	ErrPidsLimit = errors.New("pids limit reached")
+)
+
+// CPUMax is a CPU bandwidth limit: Quota µs of CPU time per Period µs
+// (cgroup v2's cpu.max, v1's cfs_quota_us/cfs_period_us).
+type CPUMax struct {
+	Quota  int64  `json:"quota"`
+	Period uint64 `json:"period"`
+}
+
+func (c CPUMax) String() string { return fmt.Sprintf("%d %d", c.Quota, c.Period) }
+
+// CPUs is the limit as a number of CPUs (docker --cpus).
+func (c CPUMax) CPUs() float64 { return float64(c.Quota) / float64(c.Period) }
+
+// Resources are the session's cgroup limits. The zero value asks for
+// nothing but the default pids limit.
+type Resources struct {
+	// PidsMax: > 0 a limit, 0 not given (DefaultPidsMax applies where
+	// the backend has a cgroup), Unlimited for none.
+	PidsMax int64 `json:"pidsMax,omitempty"`
+	// MemoryMax in bytes, 0 for none. Swap is limited to 0 with it, so
+	// the limit is the memory the session can use, not RAM plus swap.
+	MemoryMax int64   `json:"memoryMax,omitempty"`
+	CPU       *CPUMax `json:"cpu,omitempty"`
+}
+
+// Asked reports whether the user named any limit (a backend that cannot
+// apply one must then refuse; the default pids limit alone is best
+// effort).
+func (r Resources) Asked() bool { return r.PidsMax > 0 || r.MemoryMax > 0 || r.CPU != nil }
+
+// Pids is the pids limit to apply: the default when none was given, 0
+// for none.
+func (r Resources) Pids() int64 {
+	switch {
+	case r.PidsMax == 0:
+		return DefaultPidsMax
+	case r.PidsMax < 0:
+		return 0
+	}
+	return r.PidsMax
+}
+
+// Any reports whether there is a limit to apply at all.
+func (r Resources) Any() bool { return r.Pids() > 0 || r.MemoryMax > 0 || r.CPU != nil }
+
+// ParsePidsMax parses --pids-max: a positive count, or 0 or "max" for no
+// limit; "" is the default.
+func ParsePidsMax(s string) (int64, error) {
+	switch s {
+	case "":
+		return 0, nil
+	case "max", "0":
+		return Unlimited, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: --pids-max %q: want a positive number of tasks, or max", ErrPolicy, s)
+	}
+	return n, nil
+}
+
+// ParseMemoryMax parses --memory-max: bytes, with an optional K, M, G or
+// T suffix (powers of 1024; a trailing B or iB is allowed); "" or "max"
+// for none. Below 1M no session can even start its init, so that is
+// refused as a typo.
+func ParseMemoryMax(s string) (int64, error) {
+	if s == "" || s == "max" {
+		return 0, nil
+	}
+	bad := fmt.Errorf("%w: --memory-max %q: want bytes with an optional K, M, G or T suffix (e.g. 512M), at least 1M", ErrPolicy, s)
+	num := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(s), "B"), "I")
+	mult := int64(1)
+	if n := len(num); n > 0 {
+		if i := strings.IndexByte("KMGT", num[n-1]); i >= 0 {
+			mult = int64(1) << (10 * (i + 1))
+			num = num[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult || n*mult < 1<<20 {
+		return 0, bad
+	}
+	return n * mult, nil
+}
+
+// ParseCPUMax parses --cpu-max: a number of CPUs (0.5, 2), or "QUOTA
+// PERIOD" in microseconds as cgroup v2's cpu.max writes it; "" or "max"
+// for none.
+func ParseCPUMax(s string) (*CPUMax, error) {
+	if s == "" || s == "max" {
+		return nil, nil
+	}
+	bad := fmt.Errorf("%w: --cpu-max %q: want a number of CPUs (e.g. 0.5) or \"QUOTA PERIOD\" in µs (1000 <= PERIOD <= 1000000, QUOTA >= 1000)", ErrPolicy, s)
+	if q, p, ok := strings.Cut(strings.TrimSpace(s), " "); ok {
+		quota, err1 := strconv.ParseInt(q, 10, 64)
+		period, err2 := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		if err1 != nil || err2 != nil || quota < 1000 || period < 1000 || period > 1000000 {
+			return nil, bad
+		}
+		return &CPUMax{Quota: quota, Period: period}, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f < 0.01 || f > 1<<20 {
+		return nil, bad
+	}
+	return &CPUMax{Quota: int64(math.Round(f * CPUPeriod)), Period: CPUPeriod}, nil
+}
+
+// FormatBytes writes n as the shortest exact K/M/G form (64M, 1536K).
+func FormatBytes(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}

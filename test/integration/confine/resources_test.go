@@ -1,0 +1,249 @@
+//go:build linux
+
+package confine
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+var nsRoot = backends()[0]
+
+// cgroupOf prints, from inside the session, the host path of the
+// session's cgroup in controller ctrl's hierarchy (v1), or the unified
+// one (v2), as "cg=PATH".
+const cgroupOf = `p=$(grep -E '^[0-9]+:([^:]*,)?%[1]s(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
+if [ -n "$p" ]; then echo cg=/sys/fs/cgroup/%[1]s$p; else echo cg=/sys/fs/cgroup$(grep '^0::' /proc/self/cgroup | cut -d: -f3); fi
+echo ns=$(readlink /proc/self/ns/pid)
+`
+
+func script(ctrl, body string) []string {
+	return []string{"sh", "-c", strings.ReplaceAll(cgroupOf, "%[1]s", ctrl) + body}
+}
+
+// assertGone: the session's cgroup was removed and nothing of its PID
+// namespace is left.
+func assertGone(t *testing.T, r map[string]string) {
+	t.Helper()
+	if r["cg"] == "" || !strings.Contains(r["cg"], "loki-session-") {
+		t.Fatalf("the session was not in a cgroup of its own: %q", r["cg"])
+	}
+	if _, err := os.Stat(r["cg"]); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s still exists after the session (stat: %v)", r["cg"], err)
+	}
+	if pids := testutil.NamespacePIDs(r["ns"]); len(pids) > 0 {
+		t.Errorf("processes of the session's namespace left: %v", pids)
+	}
+}
+
+// TestForkBombStopsAtPidsMax: the bomb's forks are refused at the limit,
+// the session says so in one line, exits nonzero, and leaves nothing.
+func TestForkBombStopsAtPidsMax(t *testing.T) {
+	code, out, stderr := session(t, nsRoot, []string{"--pids-max", "48"}, script("pids",
+		`i=0; while [ $i -lt 500 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo survived`)...)
+	r := results(out)
+	if code == 0 || strings.Contains(out, "survived") {
+		t.Errorf("exit %d, stdout %q: the bomb was not stopped", code, out)
+	}
+	if !strings.Contains(stderr, "session reached --pids-max 48: the kernel refused") {
+		t.Errorf("stderr %q: no note naming --pids-max", stderr)
+	}
+	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
+		t.Errorf("stderr %q: loki-init died of the limit instead of reporting the peer", stderr)
+	}
+	assertGone(t, r)
+}
+
+// TestMemoryHogKilledAtMemoryMax: exit 137 and a note naming the limit.
+func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
+	code, out, stderr := session(t, nsRoot, []string{"--memory-max", "32M"}, script("memory",
+		`head -c 300M /dev/zero | tail | wc -c; echo survived`)...)
+	r := results(out)
+	if code != 137 {
+		t.Errorf("exit %d, want 137 (stderr %q)", code, stderr)
+	}
+	if !strings.Contains(stderr, "session exceeded --memory-max 32M: the kernel killed") {
+		t.Errorf("stderr %q: no note naming --memory-max", stderr)
+	}
+	assertGone(t, r)
+}
+
+// TestLimitsVisibleInside: the values of the flags (and the default pids
+// limit) are the session cgroup's, read through the host's cgroup files.
+func TestLimitsVisibleInside(t *testing.T) {
+	read := func(ctrl string, flags []string, files ...string) map[string]string {
+		body := ""
+		for _, f := range files {
+			body += `echo ` + f + `=$(cat /sys/fs/cgroup/` + ctrl + `$p/` + f + `)` + "\n"
+		}
+		code, out, stderr := session(t, nsRoot, flags, script(ctrl, body)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d, stderr %q", flags, code, stderr)
+		}
+		return results(out)
+	}
+	cases := []struct {
+		flags []string
+		ctrl  string
+		want  map[string]string
+	}{
+		{nil, "pids", map[string]string{"pids.max": "4096"}},
+		{[]string{"--pids-max", "100"}, "pids", map[string]string{"pids.max": "100"}},
+		// No limit at all: no cgroup of its own (the root has no pids.max).
+		{[]string{"--pids-max", "max"}, "pids", map[string]string{"pids.max": ""}},
+		{[]string{"--memory-max", "64M"}, "memory", map[string]string{"memory.limit_in_bytes": "67108864"}},
+		{[]string{"--cpu-max", "0.5"}, "cpu", map[string]string{"cpu.cfs_quota_us": "50000", "cpu.cfs_period_us": "100000"}},
+		{[]string{"--cpu-max", "20000 50000"}, "cpu", map[string]string{"cpu.cfs_quota_us": "20000", "cpu.cfs_period_us": "50000"}},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(append([]string{"default"}, tc.flags...), " "), func(t *testing.T) {
+			requireV1(t, tc.ctrl)
+			var files []string
+			for f := range tc.want {
+				files = append(files, f)
+			}
+			got := read(tc.ctrl, tc.flags, files...)
+			for f, v := range tc.want {
+				if got[f] != v {
+					t.Errorf("%s = %q, want %q", f, got[f], v)
+				}
+			}
+		})
+	}
+}
+
+// requireV1 skips the v1 file checks on a v2 host (the unit tests of
+// internal/session/cgroup cover v2's files).
+func requireV1(t *testing.T, ctrl string) {
+	t.Helper()
+	if _, err := os.Stat("/sys/fs/cgroup/" + ctrl + "/cgroup.procs"); err != nil {
+		t.Skipf("no cgroup v1 %s hierarchy: %v", ctrl, err)
+	}
+}
+
+// TestStaleCgroupSwept: after kill -9 of the supervisor, its session's
+// cgroup is left (empty); the next session in the control root removes it.
+func TestStaleCgroupSwept(t *testing.T) {
+	nsRoot.setup(t)
+	sup, init := testutil.Binary(t, "loki-supervise"), testutil.Binary(t, "loki-init")
+	ctl := t.TempDir()
+	cmd := exec.Command(sup, append([]string{"session", "--init", init, "--control-root", ctl, "--wait-after-eof", "--"},
+		script("pids", "echo ready; exec sleep 60")...)...)
+	cmd.Dir = "/"
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	r := map[string]string{}
+	for r["ready"] == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("session ended before it was ready")
+			}
+			if l == "ready" {
+				r["ready"] = "1"
+			} else if k, v, ok := strings.Cut(l, "="); ok {
+				r[k] = v
+			}
+		case <-time.After(generous):
+			t.Fatal("session not ready")
+		}
+	}
+	cg := r["cg"]
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	empty := func() bool {
+		b, err := os.ReadFile(filepath.Join(cg, "cgroup.procs"))
+		return err == nil && strings.TrimSpace(string(b)) == ""
+	}
+	if !testutil.WaitUntil(generous, empty) {
+		t.Fatalf("cgroup %s not empty after the supervisor's death", cg)
+	}
+	code, _, stderr := runIn(t, sup, init, ctl, "true")
+	if code != 0 {
+		t.Fatalf("next session: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(cg); !os.IsNotExist(err) {
+		t.Errorf("stale cgroup %s not swept by the next session (stat: %v)", cg, err)
+	}
+}
+
+func runIn(t *testing.T, sup, init, ctl string, peer ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(sup, append([]string{"session", "--init", init, "--control-root", ctl, "--"}, peer...)...)
+	cmd.Dir = "/"
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	return testutil.ExitCode(err), out.String(), errb.String()
+}
+
+// TestLimitRefusals: every refusal is one line; a limit nobody can give
+// (none makes no cgroup; an unprivileged supervisor here has no writable
+// cgroup) exits 127, never runs unlimited; the default pids limit alone
+// is skipped there with a one-line notice.
+func TestLimitRefusals(t *testing.T) {
+	none := backend{name: "none", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "none"} }}
+	userns := backends()[1]
+	cases := []struct {
+		name  string
+		b     backend
+		flags []string
+		code  int
+		ran   bool
+	}{
+		{"none pids", none, []string{"--pids-max", "100"}, 127, false},
+		{"none memory", none, []string{"--memory-max", "1G"}, 127, false},
+		{"bad pids", nsRoot, []string{"--pids-max", "-3"}, 2, false},
+		{"bad memory", nsRoot, []string{"--memory-max", "12Q"}, 2, false},
+		{"tiny memory", nsRoot, []string{"--memory-max", "4K"}, 2, false},
+		{"bad cpu", nsRoot, []string{"--cpu-max", "fast"}, 2, false},
+		{"unprivileged memory", userns, []string{"--memory-max", "64M"}, 127, false},
+		{"unprivileged default pids", userns, nil, 0, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if strings.HasPrefix(tc.name, "unprivileged") && writableCgroup(t) {
+				t.Skip("this host delegates a cgroup to nobody")
+			}
+			code, out, stderr := session(t, tc.b, tc.flags, "sh", "-c", "echo ran")
+			if code != tc.code || strings.Contains(out, "ran") != tc.ran {
+				t.Fatalf("exit %d, stdout %q, stderr %q: want %d, ran %v", code, out, stderr, tc.code, tc.ran)
+			}
+			if lines := strings.Split(strings.TrimSpace(stderr), "\n"); stderr == "" || len(lines) != 1 {
+				t.Fatalf("stderr %q: want one line", stderr)
+			}
+		})
+	}
+}
+
+// writableCgroup reports whether nobody could make a pids cgroup here.
+func writableCgroup(t *testing.T) bool {
+	st, err := os.Stat("/sys/fs/cgroup/pids")
+	if err != nil {
+		return true // v2: delegation varies; the test's premise is v1's root-only dirs
+	}
+	s := st.Sys().(*syscall.Stat_t)
+	return s.Uid == nobody || st.Mode().Perm()&0o002 != 0
+}
