@@ -39,3 +39,23 @@ func TestStartSchedule(t *testing.T) {
 		t.Fatalf("start-up phase must end at half a short lease: %v", d)
 	}
 }
+
+// A host that expects a read notification and never gets one renews every
+// poll interval during start-up (pid1test renews so), then every renew
+// interval.
+func TestScheduleWithoutTheNotification(t *testing.T) {
+	now := time.Now()
+	s := NewSchedule(Timing{Duration: 5 * time.Second, Renew: 100 * time.Millisecond, Poll: 100 * time.Millisecond}, now, true)
+	for i := range 5 {
+		if d := s.Next(now); d != 100*time.Millisecond {
+			t.Fatalf("renewal %d after %v, want the poll interval", i, d)
+		}
+	}
+	long := NewSchedule(Timing{Duration: 3 * time.Second, Renew: time.Second, Poll: 100 * time.Millisecond}, now, true)
+	if d := long.Next(now); d != 100*time.Millisecond {
+		t.Fatalf("start-up renewal after %v", d)
+	}
+	if d := long.Next(now.Add(1500 * time.Millisecond)); d != time.Second {
+		t.Fatalf("after half the lease: %v, want the renew interval", d)
+	}
+}

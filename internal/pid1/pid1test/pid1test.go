@@ -208,13 +208,16 @@ func (s *Session) renew(w *lease.Writer) {
 	if every <= 0 {
 		every = DefaultRenewEvery
 	}
-	// loki-supervise's schedule (without its read notification): fast
-	// while the init starts, then every RenewEvery.
+	// loki-supervise's schedule as it runs when the init's baseline read
+	// goes unnoticed (watching, with no notification to come): every poll
+	// interval while the init starts, then every RenewEvery. With the
+	// defaults that is a renewal every 100 ms throughout, so a test can
+	// count renewals to know the init is past its first one.
 	sched := lease.NewSchedule(lease.Timing{
 		Duration: flagDuration(s.cfg.Flags, "-lease-duration", pid1.DefaultLeaseDuration),
 		Renew:    every,
 		Poll:     flagDuration(s.cfg.Flags, "-poll-interval", pid1.DefaultPollInterval),
-	}, time.Now(), false)
+	}, time.Now(), true)
 	t := time.NewTimer(sched.Next(time.Now()))
 	defer t.Stop()
 	for {
