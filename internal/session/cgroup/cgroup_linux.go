@@ -65,12 +65,16 @@ type Cgroup struct {
 }
 
 // Create makes the cgroup name with the limits of r (the default pids
-// limit included) written, and nothing in it yet.
+// limit included) written, and nothing in it yet: in the hierarchies of
+// the controllers those limits need only.
 func (h Host) Create(name string, r confine.Resources) (*Cgroup, error) {
 	if name == "" || strings.ContainsAny(name, "/\n") || name == "." || name == ".." {
 		return nil, fmt.Errorf("%w: bad cgroup name %q", ErrUnavailable, name)
 	}
-	need := []string{"pids"}
+	var need []string
+	if r.Pids() > 0 {
+		need = append(need, "pids")
+	}
 	if r.MemoryMax > 0 {
 		need = append(need, "memory")
 	}
@@ -107,7 +111,10 @@ func (c *Cgroup) createV1(h Host, need []string) error {
 		c.dirs[ctrl] = dir
 	}
 	r := c.res
-	writes := []struct{ ctrl, file, val string }{{"pids", "pids.max", limitOrMax(r.Pids())}}
+	var writes []struct{ ctrl, file, val string }
+	if r.Pids() > 0 {
+		writes = append(writes, struct{ ctrl, file, val string }{"pids", "pids.max", strconv.FormatInt(r.Pids(), 10)})
+	}
 	if r.MemoryMax > 0 {
 		mem := strconv.FormatInt(r.MemoryMax, 10)
 		writes = append(writes, struct{ ctrl, file, val string }{"memory", "memory.limit_in_bytes", mem})
@@ -162,8 +169,10 @@ func (c *Cgroup) createV2(h Host, need []string) error {
 		c.dirs[ctrl] = dir
 	}
 	r := c.res
-	if err := writeFile(filepath.Join(dir, "pids.max"), limitOrMax(r.Pids())); err != nil {
-		return err
+	if r.Pids() > 0 {
+		if err := writeFile(filepath.Join(dir, "pids.max"), strconv.FormatInt(r.Pids(), 10)); err != nil {
+			return err
+		}
 	}
 	if r.MemoryMax > 0 {
 		if err := writeFile(filepath.Join(dir, "memory.max"), strconv.FormatInt(r.MemoryMax, 10)); err != nil {
@@ -181,13 +190,6 @@ func (c *Cgroup) createV2(h Host, need []string) error {
 		}
 	}
 	return nil
-}
-
-func limitOrMax(n int64) string {
-	if n <= 0 {
-		return "max"
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // writeFile writes an existing control file: a missing one is a missing
