@@ -23,6 +23,7 @@ func commands() []*cli.Command {
 		buildCommand(),
 		deadlineCommand(),
 		digestCommand(),
+		doctorCommand(),
 		identityCommand(),
 		listCommand(),
 		logsCommand(),

@@ -1,0 +1,69 @@
+package doctor
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Check is one item: whether it is available, what was seen, and the
+// fix when it is not.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"`
+	// Needed: the default session cannot run without it.
+	Needed bool `json:"needed,omitempty"`
+}
+
+// Report is what Run found.
+type Report struct {
+	UID int `json:"uid"`
+	// DefaultSession: every Needed check passed.
+	DefaultSession bool `json:"default_session"`
+	// CgroupVersion is v1, v2, hybrid or none.
+	CgroupVersion string `json:"cgroup_version"`
+	// LandlockABI is the kernel's Landlock ABI version, 0 when none.
+	LandlockABI int     `json:"landlock_abi"`
+	Checks      []Check `json:"checks"`
+}
+
+// add appends c and keeps DefaultSession up to date.
+func (r *Report) add(c Check) {
+	if !c.OK {
+		if c.Needed {
+			r.DefaultSession = false
+		}
+	} else {
+		c.Fix = ""
+	}
+	r.Checks = append(r.Checks, c)
+}
+
+// Text writes the report for a person: one line per check, and the fix
+// under an unavailable one.
+func (r Report) Text(w io.Writer) {
+	width := 0
+	for _, c := range r.Checks {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range r.Checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "no  "
+			if c.Needed {
+				mark = "FAIL"
+			}
+		}
+		fmt.Fprintf(w, "%s  %-*s  %s\n", mark, width, c.Name, c.Detail)
+		if !c.OK && c.Fix != "" {
+			fmt.Fprintf(w, "      %s  fix: %s\n", strings.Repeat(" ", width), c.Fix)
+		}
+	}
+	if r.DefaultSession {
+		fmt.Fprintln(w, "the default session (loki-supervise session -- CMD) can run here")
+	} else {
+		fmt.Fprintln(w, "the default session cannot run here: see FAIL above")
+	}
+}

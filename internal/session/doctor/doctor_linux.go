@@ -1,0 +1,203 @@
+//go:build linux
+
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/cgroup"
+	"github.com/loki-sh/loki/internal/session/confine"
+)
+
+// Run checks this host, as this process's user. self is an executable
+// that exits 0 when run with selfArgs (the namespace probes run it).
+func Run(self string, selfArgs []string) Report {
+	uid := os.Geteuid()
+	r := Report{UID: uid, DefaultSession: true}
+	root := uid == 0
+	userns := sysctlUserns()
+	// What the default (namespace) backend clones: pid + mount, and a
+	// user namespace when not root.
+	flags := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWNS)
+	nsName := "pid+mount namespaces"
+	if !root {
+		flags |= unix.CLONE_NEWUSER
+		nsName = "pid+mount+user namespaces"
+	}
+	err := probeClone(self, selfArgs, flags)
+	r.add(Check{Name: nsName, OK: err == nil, Needed: true, Detail: detail(err, "the default namespace backend can make its namespaces"),
+		Fix: "run as root, or allow unprivileged user namespaces (" + userns.fix + "); else use --isolation oci or none"})
+	err = probeClone(self, selfArgs, unix.CLONE_NEWUSER)
+	r.add(Check{Name: "user namespaces", OK: err == nil, Detail: detail(err, "this user can make one") + userns.detail,
+		Fix: userns.fix})
+	err = probeClone(self, selfArgs, flags|unix.CLONE_NEWNET)
+	r.add(Check{Name: "network namespaces", OK: err == nil, Detail: detail(err, "--network none|loopback can be given"),
+		Fix: "a kernel with CONFIG_NET_NS; as non-root, user namespaces (above)"})
+	cgroups(&r)
+	r.LandlockABI = landlockABI()
+	r.add(Check{Name: "landlock", OK: r.LandlockABI > 0, Detail: landlockDetail(r.LandlockABI),
+		Fix: "boot with lsm=...,landlock (CONFIG_SECURITY_LANDLOCK); loki does not need it yet"})
+	for _, rt := range []string{"crun", "runc"} {
+		p, err := exec.LookPath(rt)
+		r.add(Check{Name: rt, OK: err == nil, Detail: detail(err, p+" (--isolation oci --runtime "+rt+")"),
+			Fix: "install " + rt + " (apt-get install " + rt + ") for --isolation oci"})
+	}
+	r.add(dockerCheck())
+	return r
+}
+
+func detail(err error, ok string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return ok
+}
+
+// probeClone runs self in new namespaces (flags), mapping this user to
+// itself in a new user namespace.
+func probeClone(self string, args []string, flags uintptr) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Pdeathsig: syscall.SIGKILL}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		uid, gid := os.Geteuid(), os.Getegid()
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		cmd.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("probe exited %v", ee.ProcessState)
+		}
+		return fmt.Errorf("refused: %v", errors.Unwrap(err))
+	}
+	return nil
+}
+
+type usernsFacts struct{ detail, fix string }
+
+// sysctlUserns reads the switches that restrict user namespaces.
+func sysctlUserns() usernsFacts {
+	var f usernsFacts
+	var parts []string
+	read := func(p string) (int, bool) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n, err == nil
+	}
+	var fixes []string
+	if n, ok := read("/proc/sys/user/max_user_namespaces"); ok {
+		parts = append(parts, "user.max_user_namespaces="+strconv.Itoa(n))
+		if n == 0 {
+			fixes = append(fixes, "sysctl -w user.max_user_namespaces=15000")
+		}
+	}
+	if n, ok := read("/proc/sys/kernel/unprivileged_userns_clone"); ok {
+		parts = append(parts, "kernel.unprivileged_userns_clone="+strconv.Itoa(n))
+		if n == 0 {
+			fixes = append(fixes, "sysctl -w kernel.unprivileged_userns_clone=1")
+		}
+	}
+	if n, ok := read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); ok {
+		parts = append(parts, "kernel.apparmor_restrict_unprivileged_userns="+strconv.Itoa(n))
+		if n != 0 {
+			fixes = append(fixes, "an AppArmor profile allowing userns for loki-supervise, or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0")
+		}
+	}
+	if len(parts) > 0 {
+		f.detail = " (" + strings.Join(parts, ", ") + ")"
+	}
+	f.fix = strings.Join(fixes, "; ")
+	if f.fix == "" {
+		f.fix = "a kernel with CONFIG_USER_NS"
+	}
+	return f
+}
+
+// cgroups reports the version and, per controller, whether this user can
+// make a session cgroup with it (made and removed for real).
+func cgroups(r *Report) {
+	host, err := cgroup.Detect()
+	r.CgroupVersion = host.Version()
+	if err != nil {
+		r.CgroupVersion = "none"
+	}
+	where := "v2"
+	if host.UsesV1() {
+		where = "v1"
+	}
+	for _, c := range []struct {
+		ctrl, what string
+		res        confine.Resources
+	}{
+		{"pids", "--pids-max and the default pids limit", confine.Resources{}},
+		{"memory", "--memory-max", confine.Resources{PidsMax: confine.Unlimited, MemoryMax: 1 << 30}},
+		{"cpu", "--cpu-max", confine.Resources{PidsMax: confine.Unlimited, CPU: &confine.CPUMax{Quota: 100000, Period: 100000}}},
+	} {
+		err := err
+		if err == nil {
+			var cg *cgroup.Cgroup
+			cg, err = host.Create("loki-doctor-"+strconv.Itoa(os.Getpid()), c.res)
+			if err == nil {
+				err = cg.Remove()
+			}
+		}
+		fix := "run as root or in a delegated cgroup (systemd-run --user --scope -p Delegate=yes ...)"
+		if os.Geteuid() == 0 {
+			fix = "mount the " + c.ctrl + " controller (cgroup v1) or enable it in the parent's cgroup.subtree_control (v2)"
+		}
+		r.add(Check{Name: "cgroup " + c.ctrl, OK: err == nil,
+			Detail: detail(err, "cgroup "+where+" ("+r.CgroupVersion+" host): "+c.what+" can be applied"), Fix: fix})
+	}
+}
+
+// landlockABI asks the kernel for its Landlock ABI version.
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+func landlockDetail(abi int) string {
+	if abi == 0 {
+		return "not enabled in this kernel"
+	}
+	return "ABI " + strconv.Itoa(abi)
+}
+
+// dockerCheck: the CLI and a daemon answering it.
+func dockerCheck() Check {
+	c := Check{Name: "docker", Fix: "install Docker and start dockerd for --isolation docker"}
+	p, err := exec.LookPath("docker")
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p, "version", "--format", "{{.Server.Version}}").Output()
+	if err != nil {
+		c.Detail = p + ": no daemon answers"
+		c.Fix = "start dockerd (or set DOCKER_HOST) for --isolation docker"
+		return c
+	}
+	c.OK, c.Detail = true, p+", engine "+strings.TrimSpace(string(out))
+	return c
+}

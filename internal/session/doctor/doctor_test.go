@@ -1,0 +1,27 @@
+package doctor
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestReport(t *testing.T) {
+	r := Report{DefaultSession: true}
+	r.add(Check{Name: "a", OK: true, Fix: "dropped when ok"})
+	r.add(Check{Name: "optional", OK: false, Fix: "install it"})
+	if !r.DefaultSession || r.Checks[0].Fix != "" {
+		t.Fatalf("an optional miss failed the report: %+v", r)
+	}
+	var b bytes.Buffer
+	r.Text(&b)
+	if !strings.Contains(b.String(), "no    optional") || !strings.Contains(b.String(), "fix: install it") || !strings.Contains(b.String(), "can run here") {
+		t.Errorf("text:\n%s", b.String())
+	}
+	r.add(Check{Name: "needed", Needed: true, Detail: "refused", Fix: "be root"})
+	b.Reset()
+	r.Text(&b)
+	if r.DefaultSession || !strings.Contains(b.String(), "FAIL  needed") || !strings.Contains(b.String(), "cannot run here") {
+		t.Errorf("a needed miss did not fail the report: %v\n%s", r.DefaultSession, b.String())
+	}
+}
