@@ -93,7 +93,8 @@ loki-supervise itself, type "reset"). stdout and stderr are then one stream.
 
 Stdin EOF: like the reference, loki-init treats the end of the host's input as the
 end of a single-shot session: an agent still running 1 s after stdin EOF is ended
-(exit 0, or the nonzero code it already earned). Interactive clients (ACP) keep stdin
+(exit 0, or the nonzero code it already earned; 125 with "eof-cut-output" when it was
+still writing, so a cut-off output never looks like success). Interactive clients (ACP) keep stdin
 open until they have their answer; a script that pipes one request in and wants the
 whole reply passes --wait-after-eof. --isolation none always waits for the agent.`,
 		Flags: sessionFlags(),

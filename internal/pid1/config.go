@@ -57,6 +57,7 @@ var (
 	ErrSpawn       = errors.New("spawn-failed")
 	ErrOutputLost  = errors.New("output-lost")
 	ErrOutputHeld  = errors.New("output-held")
+	ErrEOFCut      = errors.New("eof-cut-output")
 	ErrPeerSignal  = errors.New("peer-signaled")
 	ErrInternal    = errors.New("internal")
 )

@@ -3,6 +3,7 @@ package pid1
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,6 +87,12 @@ func batchThread() {
 // chunk is the most one splice or read moves (the enlarged pipe size).
 const chunk = 1 << 20
 
+// movedBytes counts what every forwarder moved. Once host stdin is at EOF
+// its forwarder has ended, so a change after that is the peer's output:
+// the stdin-EOF rule uses it to tell a peer still writing from one that
+// sits idle.
+var movedBytes atomic.Int64
+
 // pump moves bytes with splice when one side is a pipe (zero copy), and
 // falls back to read/write where splice does not apply (EINVAL: e.g. an
 // O_APPEND file) or a descriptor is non-blocking (EAGAIN). A failed splice
@@ -103,6 +110,7 @@ func pump(dst, src int) (eof bool, err error) {
 		case n == 0:
 			return true, nil
 		}
+		movedBytes.Add(int64(n))
 	}
 }
 
@@ -119,6 +127,7 @@ func copyLoop(dst, src int) (bool, error) {
 		if err := writeAll(dst, buf[:n]); err != nil {
 			return false, err
 		}
+		movedBytes.Add(int64(n))
 	}
 }
 

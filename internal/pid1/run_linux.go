@@ -103,6 +103,8 @@ type loop struct {
 	graceC  <-chan time.Time
 	tidyC   <-chan time.Time // time to hand the launch's garbage back
 	stopSig unix.Signal
+
+	movedAtEOF int64 // movedBytes when host stdin reached EOF
 }
 
 func newLoop(cfg Config, sig signals) *loop {
@@ -301,6 +303,7 @@ func (l *loop) forwarded(f forwarded) error {
 		unix.Close(l.peer.stdin)
 		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
 			l.eofC = time.After(CompletionWindow)
+			l.movedAtEOF = movedBytes.Load()
 		}
 		return nil
 	}
@@ -335,10 +338,17 @@ func (l *loop) settle() error {
 // peer still running: the host's end of input ends a single-shot session.
 // The peer is asked directly first, because a backlog of orphans may hide
 // an exit (and a nonzero code) the bounded sweeps have not reached yet.
+// A peer that sat idle through the window (an agent that ignores EOF) ends
+// with 0, as in the reference. One that was still writing has its output
+// cut by the end: that must not look like success, so it is 125 with the
+// eof-cut-output line.
 func (l *loop) inputDone() error {
 	l.eofC = nil
 	if _, ok := l.reaper.CheckPeer(); ok {
 		return nil // settle takes it from here
+	}
+	if movedBytes.Load() != l.movedAtEOF || pending(l.peer.stdout) || pending(l.peer.stderr) {
+		return refuse(StageSupervision, ErrEOFCut)
 	}
 	return exitcode.Exited(0)
 }
@@ -352,6 +362,12 @@ func (l *loop) resize() {
 	if ws, ok := readWinsize(l.cfg.ControlDir); ok {
 		setWinsize(l.peer.tty, ws)
 	}
+}
+
+// pending reports bytes the peer wrote that no forwarder has moved yet.
+func pending(fd int) bool {
+	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
+	return err == nil && n > 0
 }
 
 func (l *loop) sweep() {

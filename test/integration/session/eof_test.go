@@ -1,0 +1,69 @@
+//go:build linux
+
+package session
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEOFRuleSaysWhatItCut: with host stdin at EOF, the session ends a
+// peer still running 1 s later (the reference's single-shot rule). A peer
+// that sat idle ends with 0; one that was still writing has its output cut,
+// and that is 125 with the eof-cut-output line, never a silent 0: a
+// 256 MiB writer into a slow reader, and a trickling writer.
+func TestEOFRuleSaysWhatItCut(t *testing.T) {
+	const cutLine = "ACP supervisor refused at supervision: eof-cut-output\n"
+	for _, b := range append(allBackends(), dockerBackend()) {
+		t.Run(b.name, func(t *testing.T) {
+			t.Run("idle peer", func(t *testing.T) {
+				r := run(t, supervise(t, b, nil, "sleep", "60"), "", generous)
+				if r.code != 0 || r.stderr != "" {
+					t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+				}
+			})
+			t.Run("trickling writer", func(t *testing.T) {
+				r := run(t, supervise(t, b, nil, "sh", "-c", "while :; do echo x; sleep 0.05; done"), "", generous)
+				if r.code != 125 || !strings.HasSuffix(r.stderr, cutLine) {
+					t.Fatalf("exit %d, stderr %q; want 125 and %q", r.code, r.stderr, cutLine)
+				}
+			})
+			t.Run("256 MiB into a slow reader", func(t *testing.T) {
+				cmd := supervise(t, b, nil, "head", "-c", "268435456", "/dev/zero")
+				out, err := cmd.StdoutPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stderr syncBuffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				got := make(chan int64, 1)
+				go func() {
+					var n int64
+					buf := make([]byte, 64<<10)
+					for {
+						k, err := out.Read(buf)
+						n += int64(k)
+						if err == io.EOF || err != nil {
+							got <- n
+							return
+						}
+						time.Sleep(10 * time.Millisecond) // ~6 MiB/s: 40 s for all of it
+					}
+				}()
+				code := waitBounded(t, cmd, generous)
+				n := <-got
+				if n == 256<<20 {
+					t.Fatalf("all %d bytes arrived (exit %d): the reader was not slow enough to test the cut", n, code)
+				}
+				if code != 125 || !strings.HasSuffix(stderr.String(), cutLine) {
+					t.Fatalf("%d of %d bytes, exit %d, stderr %q; want 125 and %q", n, 256<<20, code, stderr.String(), cutLine)
+				}
+			})
+		})
+	}
+}
