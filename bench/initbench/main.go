@@ -203,23 +203,7 @@ func (s *session) renew(w *lease.Writer, reads <-chan struct{}, stopReads func()
 	defer stopReads()
 	sched := lease.NewSchedule(lease.Timing{Duration: lease.DefaultDuration, Renew: lease.DefaultRenew, Poll: pid1.DefaultPollInterval},
 		time.Now(), reads != nil)
-	t := time.NewTimer(sched.Next(time.Now()))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-reads:
-			// Only the baseline read matters: every later renewal
-			// makes the init read again.
-			reads = nil
-			stopReads()
-			sched.Done()
-		case <-t.C:
-		}
-		w.Renew()
-		t.Reset(sched.Next(time.Now()))
-	}
+	sched.Run(s.stop, reads, stopReads, func() { w.Renew() })
 }
 
 func (s *session) wait() error {

@@ -58,3 +58,27 @@ func (s *Schedule) Next(now time.Time) time.Duration {
 
 // Done ends the start-up phase (the init was seen reading its baseline).
 func (s *Schedule) Done() { s.until = time.Time{} }
+
+// Run renews (with renew) on the schedule until stop is closed. reads, nil
+// when there is none, fires when the init read the lease: the first one is
+// renewed at once and ends the start-up phase, and stopReads (may be nil)
+// releases its watch, so renewal and observation never ping-pong.
+func (s *Schedule) Run(stop, reads <-chan struct{}, stopReads func(), renew func()) {
+	t := time.NewTimer(s.Next(time.Now()))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-reads:
+			reads = nil
+			if stopReads != nil {
+				stopReads()
+			}
+			s.Done()
+		case <-t.C:
+		}
+		renew()
+		t.Reset(s.Next(time.Now()))
+	}
+}

@@ -59,3 +59,32 @@ func TestScheduleWithoutTheNotification(t *testing.T) {
 		t.Fatalf("after half the lease: %v, want the renew interval", d)
 	}
 }
+
+// Run renews at once on the init's baseline read (once: later reads are
+// not acted on), on the timer otherwise, and returns when stopped.
+func TestScheduleRun(t *testing.T) {
+	s := NewSchedule(Timing{Duration: time.Hour, Renew: time.Hour, Poll: time.Hour}, time.Now(), true)
+	stop, reads := make(chan struct{}), make(chan struct{}, 1)
+	renewed := make(chan struct{}, 10)
+	released := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(stop, reads, func() { released++ }, func() { renewed <- struct{}{} })
+	}()
+	reads <- struct{}{}
+	select {
+	case <-renewed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no renewal after the baseline read")
+	}
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return when stopped")
+	}
+	if released != 1 || len(renewed) != 0 {
+		t.Fatalf("watch released %d times, %d extra renewals (the timer is an hour)", released, len(renewed))
+	}
+}

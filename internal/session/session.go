@@ -365,21 +365,7 @@ func renewLoop(w *lease.Writer, cfg Config, reads <-chan struct{}, stopReads fun
 		defer close(finished)
 		defer stopReads()
 		sched := lease.NewSchedule(lease.Timing{Duration: cfg.LeaseDuration, Renew: cfg.RenewInterval, Poll: cfg.PollInterval}, time.Now(), reads != nil)
-		t := time.NewTimer(sched.Next(time.Now()))
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-reads:
-				reads = nil
-				stopReads()
-				sched.Done()
-			case <-t.C:
-			}
-			r.renew()
-			t.Reset(sched.Next(time.Now()))
-		}
+		sched.Run(quit, reads, stopReads, r.renew)
 	}()
 	return func() time.Duration {
 		close(quit)

@@ -218,23 +218,21 @@ func (s *Session) renew(w *lease.Writer) {
 		Renew:    every,
 		Poll:     flagDuration(s.cfg.Flags, "-poll-interval", pid1.DefaultPollInterval),
 	}, time.Now(), true)
-	t := time.NewTimer(sched.Next(time.Now()))
-	defer t.Stop()
-	for {
+	stop := make(chan struct{})
+	go func() {
 		select {
 		case <-s.stopRenew:
-			return
 		case <-s.waited:
-			return
-		case <-t.C:
-			if err := w.Renew(); err == nil {
-				s.mu.Lock()
-				s.renewals = append(s.renewals, time.Now())
-				s.mu.Unlock()
-			}
-			t.Reset(sched.Next(time.Now()))
 		}
-	}
+		close(stop)
+	}()
+	sched.Run(stop, nil, nil, func() {
+		if err := w.Renew(); err == nil {
+			s.mu.Lock()
+			s.renewals = append(s.renewals, time.Now())
+			s.mu.Unlock()
+		}
+	})
 }
 
 func (s *Session) feed(prelude []byte) {
