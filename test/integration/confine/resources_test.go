@@ -44,22 +44,54 @@ func assertGone(t *testing.T, r map[string]string) {
 	}
 }
 
+// persistentBomb forks for two seconds whatever the refusals, each child
+// sleeping: the cgroup stays full while loki-init must go on working.
+const persistentBomb = `import os, time
+end = time.time() + 2
+while time.time() < end:
+    try:
+        if os.fork() == 0:
+            os.closerange(0, 3)
+            time.sleep(60)
+            os._exit(0)
+    except OSError:
+        pass
+print("survived")
+`
+
 // TestForkBombStopsAtPidsMax: the bomb's forks are refused at the limit,
-// the session says so in one line, exits nonzero, and leaves nothing.
+// the session says so in one line, exits nonzero (the shell's own 2, or
+// 125 for a bomb that would have exited 0), loki-init survives the full
+// cgroup, and nothing is left.
 func TestForkBombStopsAtPidsMax(t *testing.T) {
-	code, out, stderr := session(t, nsRoot, []string{"--pids-max", "48"}, script("pids",
-		`i=0; while [ $i -lt 500 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo survived`)...)
-	r := results(out)
-	if code == 0 || strings.Contains(out, "survived") {
-		t.Errorf("exit %d, stdout %q: the bomb was not stopped", code, out)
+	for _, tc := range []struct {
+		name string
+		peer []string
+		code int
+	}{
+		{"sh", script("pids", `i=0; while [ $i -lt 500 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo survived`), 2},
+		{"persistent", script("pids", "exec /usr/bin/python3 -c '"+persistentBomb+"'"), 125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "persistent" {
+				if _, err := os.Stat("/usr/bin/python3"); err != nil {
+					t.Skip("no /usr/bin/python3")
+				}
+			}
+			code, out, stderr := session(t, nsRoot, []string{"--pids-max", "48"}, tc.peer...)
+			r := results(out)
+			if code != tc.code || (tc.code == 2 && strings.Contains(out, "survived")) {
+				t.Errorf("exit %d, stdout %q: want %d", code, out, tc.code)
+			}
+			if !strings.Contains(stderr, "session reached --pids-max 48: the kernel refused") {
+				t.Errorf("stderr %q: no note naming --pids-max", stderr)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
+				t.Errorf("stderr %q: loki-init died of the limit instead of reporting the peer", stderr)
+			}
+			assertGone(t, r)
+		})
 	}
-	if !strings.Contains(stderr, "session reached --pids-max 48: the kernel refused") {
-		t.Errorf("stderr %q: no note naming --pids-max", stderr)
-	}
-	if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
-		t.Errorf("stderr %q: loki-init died of the limit instead of reporting the peer", stderr)
-	}
-	assertGone(t, r)
 }
 
 // TestMemoryHogKilledAtMemoryMax: exit 137 and a note naming the limit.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // sessionCgroup makes the session's own cgroup, limits written, before
@@ -23,6 +24,15 @@ func (b *Backend) sessionCgroup(req session.Request) (*cgroup.Cgroup, error) {
 	var cg *cgroup.Cgroup
 	if err == nil {
 		cg, err = host.Create(cgroup.Name(req.Scratch), r)
+		if err != nil && r.PidsMax == 0 && r.Asked() {
+			// The limits asked for may be there without the default
+			// pids limit's controller: that one alone is best effort.
+			noPids := r
+			noPids.PidsMax = confine.Unlimited
+			if cg, err = host.Create(cgroup.Name(req.Scratch), noPids); err == nil && b.Warn != nil {
+				b.Warn("default pids limit not applied: no pids cgroup controller usable here (see loki-supervise doctor)")
+			}
+		}
 	}
 	if err == nil {
 		if err = cg.Record(req.Scratch); err != nil {
