@@ -13,6 +13,11 @@ import (
 // exhausts a host's pid space (a fork bomb stops there).
 const DefaultPidsMax = 4096
 
+// MinPidsMax is the smallest --pids-max: loki-init's own threads (about
+// 16) count against the limit too, and the Go runtime dies when it
+// cannot make one.
+const MinPidsMax = 32
+
 // Unlimited is the PidsMax of --pids-max max (or 0): no pids limit.
 const Unlimited = -1
 
@@ -74,8 +79,8 @@ func (r Resources) Pids() int64 {
 // Any reports whether there is a limit to apply at all.
 func (r Resources) Any() bool { return r.Pids() > 0 || r.MemoryMax > 0 || r.CPU != nil }
 
-// ParsePidsMax parses --pids-max: a positive count, or 0 or "max" for no
-// limit; "" is the default.
+// ParsePidsMax parses --pids-max: a count of at least MinPidsMax, or 0
+// or "max" for no limit; "" is the default.
 func ParsePidsMax(s string) (int64, error) {
 	switch s {
 	case "":
@@ -86,6 +91,9 @@ func ParsePidsMax(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("%w: --pids-max %q: want a positive number of tasks, or max", ErrPolicy, s)
+	}
+	if n < MinPidsMax {
+		return 0, fmt.Errorf("%w: --pids-max %d: at least %d (loki-init's own threads count too)", ErrPolicy, n, MinPidsMax)
 	}
 	return n, nil
 }

@@ -248,6 +248,7 @@ func TestLimitRefusals(t *testing.T) {
 		{"none pids", none, []string{"--pids-max", "100"}, 127, false},
 		{"none memory", none, []string{"--memory-max", "1G"}, 127, false},
 		{"bad pids", nsRoot, []string{"--pids-max", "-3"}, 2, false},
+		{"too few pids for loki-init", nsRoot, []string{"--pids-max", "10"}, 2, false},
 		{"bad memory", nsRoot, []string{"--memory-max", "12Q"}, 2, false},
 		{"tiny memory", nsRoot, []string{"--memory-max", "4K"}, 2, false},
 		{"bad cpu", nsRoot, []string{"--cpu-max", "fast"}, 2, false},
