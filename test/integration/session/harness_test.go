@@ -5,14 +5,11 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -87,65 +84,12 @@ func dockerBackend() backend {
 // every lease backend plus none.
 func relayBackends() []backend { return append(allBackends(), noneBackend()) }
 
-var (
-	rootfsOnce sync.Once
-	rootfsDir  string
-	rootfsErr  error
-)
-
-// rootfs builds, once per test process, a minimal root filesystem: a static
-// busybox with its applets linked into /bin.
-func rootfs(t *testing.T) string {
-	t.Helper()
-	bb := testutil.RequireCommand(t, "busybox")
-	rootfsOnce.Do(func() { rootfsDir, rootfsErr = buildRootfs(bb) })
-	if rootfsErr != nil {
-		t.Fatalf("build rootfs: %v", rootfsErr)
-	}
-	return rootfsDir
-}
-
-func buildRootfs(bb string) (string, error) {
-	dir, err := os.MkdirTemp("", "loki-test-rootfs-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return "", err
-	}
-	data, err := os.ReadFile(bb)
-	if err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); err != nil {
-		return "", err
-	}
-	list, err := exec.Command(bb, "--list").Output()
-	if err != nil {
-		return "", fmt.Errorf("busybox --list: %w", err)
-	}
-	for _, applet := range strings.Fields(string(list)) {
-		if applet == "busybox" || strings.Contains(applet, "/") {
-			continue
-		}
-		if err := os.Symlink("busybox", filepath.Join(bin, applet)); err != nil && !os.IsExist(err) {
-			return "", err
-		}
-	}
-	for _, d := range []string{"proc", "dev", "sys", "tmp", "etc"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return "", err
-		}
-	}
-	return dir, nil
-}
+// rootfs is the shared busybox root filesystem (testutil.BusyboxRootfs).
+func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if rootfsDir != "" {
-		os.RemoveAll(rootfsDir)
-	}
+	testutil.RemoveBusyboxRootfs()
 	os.Exit(code)
 }
 

@@ -183,55 +183,12 @@ func session(t *testing.T, p *pane, b backend, extra []string, peer ...string) s
 	return strings.Join(q, " ")
 }
 
-var (
-	rootfsOnce sync.Once
-	rootfsDir  string
-	rootfsErr  error
-)
-
-// rootfs is a busybox root filesystem for the oci backend, built once.
-func rootfs(t *testing.T) string {
-	t.Helper()
-	bb := testutil.RequireCommand(t, "busybox")
-	rootfsOnce.Do(func() {
-		rootfsDir, rootfsErr = os.MkdirTemp("", "loki-tty-rootfs-")
-		if rootfsErr != nil {
-			return
-		}
-		bin := filepath.Join(rootfsDir, "bin")
-		for _, d := range []string{"bin", "proc", "dev", "sys", "tmp", "etc"} {
-			if rootfsErr = os.MkdirAll(filepath.Join(rootfsDir, d), 0o755); rootfsErr != nil {
-				return
-			}
-		}
-		var data []byte
-		if data, rootfsErr = os.ReadFile(bb); rootfsErr != nil {
-			return
-		}
-		if rootfsErr = os.WriteFile(filepath.Join(bin, "busybox"), data, 0o755); rootfsErr != nil {
-			return
-		}
-		var list []byte
-		if list, rootfsErr = exec.Command(bb, "--list").Output(); rootfsErr != nil {
-			return
-		}
-		for _, a := range strings.Fields(string(list)) {
-			if a != "busybox" && !strings.Contains(a, "/") {
-				os.Symlink("busybox", filepath.Join(bin, a))
-			}
-		}
-	})
-	if rootfsErr != nil {
-		t.Fatalf("rootfs: %v", rootfsErr)
-	}
-	return rootfsDir
-}
+// rootfs is the shared busybox root filesystem (testutil.BusyboxRootfs).
+func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if rootfsDir != "" {
-		os.RemoveAll(rootfsDir)
-	}
+	testutil.RemoveBusyboxRootfs()
 	os.Exit(code)
 }
 
