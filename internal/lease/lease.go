@@ -35,8 +35,8 @@ var ErrExpired = errors.New("lease expired")
 // renewal waits for no disk flush. That matters most for the init's
 // handshake: NewWriter stages a value before the init exists, so the
 // renewal the init waits for at start-up is a bare rename, and no fsync
-// (about 1 ms on ext4, and one that stalls every other metadata update of
-// the file system while the journal commits, the init's exec included)
+// (one stalls every other metadata update of the file system while the
+// journal commits, the init's exec included; docs/session.md has the cost)
 // runs while the session starts.
 type Writer struct {
 	mu     sync.Mutex

@@ -5,7 +5,7 @@ package session
 import "errors"
 
 // Sentinel errors. Every one of them means the session never ran and maps to
-// exit code 127 (exitcode.NotLaunched).
+// exit code 127 (exitcode.ErrNotLaunched).
 var (
 	// ErrInitNotFound: no loki-init binary at --init, next to
 	// loki-supervise, or on PATH.
