@@ -1,0 +1,56 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+// TestCleanStaleTrustsNoRecord: a stale record may name only cgroups of
+// that session: a dir outside a cgroup filesystem, or a cgroup with
+// another name, is left alone; the session's own is removed.
+func TestCleanStaleTrustsNoRecord(t *testing.T) {
+	testutil.RequireRoot(t)
+	host, err := Detect()
+	if err != nil || host.Version() == "none" {
+		t.Skipf("no cgroups: %v", err)
+	}
+	session := filepath.Join(t.TempDir(), "session-test"+strings.TrimPrefix(filepath.Base(t.TempDir()), "Test"))
+	scratch := filepath.Join(session, "scratch")
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	own, err := host.Create(Name(scratch), confine.Resources{PidsMax: 64})
+	if err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer own.Remove()
+	other, err := host.Create(Name(scratch)+"-other", confine.Resources{PidsMax: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Remove()
+	notCgroup := filepath.Join(t.TempDir(), Name(scratch))
+	if err := os.Mkdir(notCgroup, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := append(append([]string{notCgroup}, other.Dirs()...), own.Dirs()...)
+	if err := os.WriteFile(filepath.Join(scratch, recordFile), []byte(strings.Join(record, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	CleanStale(scratch)
+	for _, d := range own.Dirs() {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the session's own cgroup %s was not removed: %v", d, err)
+		}
+	}
+	for _, d := range append(other.Dirs(), notCgroup) {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s, named in the record but not the session's cgroup, was touched: %v", d, err)
+		}
+	}
+}
