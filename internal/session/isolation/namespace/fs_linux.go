@@ -101,6 +101,9 @@ func (p fsPlan) apply() error {
 			return err
 		}
 	}
+	if err := maskSockets(p.write); err != nil {
+		return err
+	}
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("private /tmp: %w", err)
 	}

@@ -262,6 +262,13 @@ func RunStage(args []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("capabilities", fmt.Errorf("set no_new_privs: %w", err))
 	}
+	if policy.FS != confine.FSHost && !policy.Net().Private() {
+		// A confined peer on the host's network: the host's abstract
+		// unix sockets are out of its reach where Landlock can say so.
+		if err := landlockScopeAbstractUnix(); err != nil && !errors.Is(err, errNoLandlockScope) {
+			return fail("landlock", err)
+		}
+	}
 	// Descriptors the supervisor inherited from its own caller must not
 	// reach the namespace: only stdio crosses the exec.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {

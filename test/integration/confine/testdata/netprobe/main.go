@@ -1,6 +1,7 @@
 // Command netprobe runs inside a session and reports what network it
 // reaches: netprobe TCP_PORT UDP_PORT, the ports of the host's listeners
-// on 127.0.0.1.
+// on 127.0.0.1; netprobe unix PATH... (an abstract name starts with @),
+// which unix sockets answer.
 package main
 
 import (
@@ -12,6 +13,17 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "unix" {
+		for i, path := range os.Args[2:] {
+			state := "refused"
+			if c, err := net.DialTimeout("unix", path, 2*time.Second); err == nil {
+				state = "connected"
+				c.Close()
+			}
+			fmt.Printf("unix%d=%s\n", i, state)
+		}
+		return
+	}
 	if len(os.Args) != 3 {
 		fmt.Fprintln(os.Stderr, "usage: netprobe TCP_PORT UDP_PORT")
 		os.Exit(2)

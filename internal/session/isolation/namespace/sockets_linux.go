@@ -1,0 +1,82 @@
+//go:build linux
+
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// socketDirs are where the host's daemons keep their pathname sockets
+// (/var/run is normally a link to /run; rootless daemons use
+// /run/user/UID).
+var socketDirs = []string{"/run", "/var/run"}
+
+// maxSocketWalk bounds the walk over socketDirs.
+const maxSocketWalk = 20000
+
+// maskSockets covers every unix socket under socketDirs with /dev/null,
+// except those in writable paths. A read-only mount does not stop
+// connect(2): a uid-0 peer could otherwise talk to dockerd's or
+// containerd's root-owned 0660 socket and start a privileged container,
+// which is host root.
+func maskSockets(writable []string) error {
+	seen := map[string]bool{}
+	n := 0
+	for _, dir := range socketDirs {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
+		err = filepath.WalkDir(real, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // unreadable: nothing the peer can reach through it either
+			}
+			if n++; n > maxSocketWalk {
+				return fmt.Errorf("more than %d entries under %s: cannot vouch for its sockets; use --fs host or --hide %s", maxSocketWalk, real, real)
+			}
+			if d.Type()&fs.ModeSocket == 0 || underAnyPath(path, writable) {
+				return nil
+			}
+			if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("mask socket %s: %w", path, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// landlockScopeAbstractUnix confines this thread and what it execs to its
+// own abstract unix sockets (Landlock ABI 6): with the host's network,
+// abstract sockets (containerd-shim's, X11's, D-Bus's) are otherwise
+// reachable by name whatever the filesystem says. Needs no_new_privs.
+// ErrNoLandlock when the kernel has no such scope (older ABI): the
+// caller goes on without, as doctor reports.
+func landlockScopeAbstractUnix() error {
+	abi, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if e != 0 || abi < 6 {
+		return errNoLandlockScope
+	}
+	attr := struct{ fs, net, scoped uint64 }{scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if e != 0 {
+		return fmt.Errorf("landlock ruleset: %w", e)
+	}
+	defer unix.Close(int(fd))
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+		return fmt.Errorf("landlock restrict: %w", e)
+	}
+	return nil
+}
+
+var errNoLandlockScope = errors.New("landlock abstract unix scope not available")

@@ -1,0 +1,90 @@
+//go:build linux
+
+package confine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
+func landlockABI() int {
+	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if e != 0 {
+		return 0
+	}
+	return int(v)
+}
+
+func listenUnix(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+// TestHostSocketsOutOfReach: a read-only mount does not stop connect(2),
+// so a uid-0 peer of a confined session could reach a daemon's socket
+// under /run (dockerd's: a privileged container, host root). Confined
+// sessions cover the host's pathname sockets, and (Landlock ABI >= 6,
+// with the host's network) keep the peer to its own abstract sockets;
+// --fs host is the control case, where both answer.
+func TestHostSocketsOutOfReach(t *testing.T) {
+	var b [6]byte
+	rand.Read(b[:])
+	dir, err := os.MkdirTemp("/run", "loki-confine-sock-")
+	if err != nil {
+		t.Skipf("cannot make a dir in /run: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	path := filepath.Join(dir, "daemon.sock")
+	listenUnix(t, path)
+	os.Chmod(path, 0o777) // only the mask may refuse, for uid 0 and for nobody
+	abstract := "@loki-confine-" + hex.EncodeToString(b[:])
+	listenUnix(t, abstract)
+	scoped := landlockABI() >= 6
+	for _, be := range backends() {
+		if !strings.HasPrefix(be.name, "namespace") {
+			continue
+		}
+		for _, tc := range []struct {
+			flags              []string
+			pathname, abstract string
+		}{
+			{nil, "refused", map[bool]string{true: "refused", false: "connected"}[scoped]},
+			{[]string{"--network", "loopback"}, "refused", "refused"},
+			{[]string{"--fs", "host"}, "connected", "connected"},
+			{[]string{"--write", dir}, "connected", map[bool]string{true: "refused", false: "connected"}[scoped]},
+		} {
+			t.Run(be.name+"/"+strings.Join(tc.flags, "="), func(t *testing.T) {
+				code, out, stderr := session(t, be, tc.flags, netprobe(t, be), "unix", path, abstract)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				r := results(out)
+				if r["unix0"] != tc.pathname || r["unix1"] != tc.abstract {
+					t.Errorf("pathname %q, abstract %q; want %q, %q (Landlock scope %v)", r["unix0"], r["unix1"], tc.pathname, tc.abstract, scoped)
+				}
+			})
+		}
+	}
+}
