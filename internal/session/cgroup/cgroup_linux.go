@@ -403,3 +403,49 @@ func CleanStale(scratch string) {
 		removeDirs(name, dirs)
 	}
 }
+
+// staleAge is how old an empty session cgroup must be before SweepEmpty
+// removes it: a live session's cgroup is empty only between its Create
+// and Add, milliseconds apart.
+const staleAge = time.Minute
+
+// SweepEmpty removes the empty session cgroups ("loki-session-*") beside
+// the ones this process would make, older than staleAge: those of
+// supervisors killed with no later session in their control root to
+// sweep them. A cgroup with a process in it cannot be removed (the
+// kernel refuses), so no live session loses its own.
+func (h Host) SweepEmpty() {
+	parents := map[string]bool{}
+	if h.UsesV1() {
+		for _, c := range controllers {
+			if d, ok := h.V1[c]; ok {
+				parents[d] = true
+			}
+		}
+	} else if h.UnifiedMount != "" {
+		parent := filepath.Dir(h.Unified)
+		if h.Unified == h.UnifiedMount || !strings.HasPrefix(h.Unified, h.UnifiedMount+"/") {
+			parent = h.UnifiedMount
+		}
+		parents[parent] = true
+	}
+	for parent := range parents {
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), "loki-session-") {
+				continue
+			}
+			dir := filepath.Join(parent, e.Name())
+			info, err := e.Info()
+			if err != nil || time.Since(info.ModTime()) < staleAge {
+				continue
+			}
+			if pids, err := members(dir); err == nil && len(pids) == 0 {
+				rmdir(dir)
+			}
+		}
+	}
+}

@@ -2,9 +2,11 @@ package cgroup
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/testutil"
@@ -51,6 +53,54 @@ func TestCleanStaleTrustsNoRecord(t *testing.T) {
 	for _, d := range append(other.Dirs(), notCgroup) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s, named in the record but not the session's cgroup, was touched: %v", d, err)
+		}
+	}
+}
+
+// TestSweepEmpty: an empty session cgroup older than staleAge is removed;
+// a fresh empty one (a session between Create and Add) and an old one
+// with a process in it are kept.
+func TestSweepEmpty(t *testing.T) {
+	testutil.RequireRoot(t)
+	host, err := Detect()
+	if err != nil || host.Version() == "none" {
+		t.Skipf("no cgroups: %v", err)
+	}
+	base := "loki-session-sweeptest" + strings.TrimPrefix(filepath.Base(t.TempDir()), "TestSweepEmpty")
+	mk := func(suffix string) *Cgroup {
+		c, err := host.Create(base+suffix, confine.Resources{PidsMax: 64})
+		if err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
+		}
+		t.Cleanup(func() { c.Remove() })
+		return c
+	}
+	old, fresh, busy := mk("-old"), mk("-fresh"), mk("-busy")
+	past := time.Now().Add(-2 * staleAge)
+	for _, c := range []*Cgroup{old, busy} {
+		for _, d := range c.Dirs() {
+			if err := os.Chtimes(d, past, past); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sleeper := exec.Command("sleep", "60")
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeper.Process.Kill(); sleeper.Wait() }()
+	if err := busy.Add(sleeper.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	host.SweepEmpty()
+	for _, d := range old.Dirs() {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("old empty cgroup %s kept: %v", d, err)
+		}
+	}
+	for _, d := range append(fresh.Dirs(), busy.Dirs()...) {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s removed: %v", d, err)
 		}
 	}
 }

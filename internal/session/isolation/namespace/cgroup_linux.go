@@ -23,6 +23,7 @@ func (b *Backend) sessionCgroup(req session.Request) (*cgroup.Cgroup, error) {
 	host, err := cgroup.Detect()
 	var cg *cgroup.Cgroup
 	if err == nil {
+		host.SweepEmpty()
 		cg, err = host.Create(cgroup.Name(req.Scratch), r)
 		if err != nil && r.PidsMax == 0 && r.Asked() {
 			// The limits asked for may be there without the default
