@@ -49,8 +49,9 @@ func warmDecoder() {
 	launch.Parse([]byte(`{"argv":["/"],"cwd":"/","env":{"A":"b"}}`))
 }
 
-// procs is the init's GOMAXPROCS.
-var procs = 1
+// procs is the init's GOMAXPROCS: one P for the goroutine blocked in the
+// stdin splice, one for everything else (see launch).
+var procs = 2
 
 // tidyAfter is how long after the spawn the init returns the launch's
 // memory to the kernel.
@@ -288,9 +289,17 @@ func (l *loop) launch(r preludeResult) error {
 	// small.
 	r.body, spec = nil, launch.Spec{}
 	l.tidyC = time.After(tidyAfter)
-	// A fixed, small GOMAXPROCS: the loop is one goroutine and forwarders
-	// sit in the kernel or the poller. Changing it stops the world, so it
+	// A fixed, small GOMAXPROCS. Two, not one: the host-stdin forwarder
+	// sits in a blocking splice, and a goroutine in a system call keeps
+	// its P until sysmon retakes it (20 µs to 10 ms later, by sysmon's
+	// backoff); with one P, the output forwarder and the loop, woken by
+	// the poller, waited for that retake, and an ACP round trip cost
+	// 200-500 µs instead of 30. Changing it stops the world, so it
 	// happens here, while the peer starts, not on the init's start path.
+	// Going through one P first drops the second P's caches, which
+	// otherwise kept 1.5-2 MiB of the launch's pages resident in half of
+	// the runs (TestLargePreludeMemoryIsReturned).
+	runtime.GOMAXPROCS(1)
 	runtime.GOMAXPROCS(procs)
 	return nil
 }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench/acp.sh: what an ACP client pays per message through each stdio
+# path. One 230-byte JSON-RPC line is written to `cat` and read back,
+# ACP_N times (3000) per run, ACP_R rounds (3) taken round-robin so the
+# machine's load touches every path alike: round trip p50/p99/max and the
+# first echo after spawn, for cat directly, bwrap --unshare-pid
+# --as-pid-1, and loki-supervise session through none, namespace and oci
+# (crun), with ratios to bwrap. Then 1 GiB stdin -> cat -> stdout through
+# bwrap and the loki backends, best of ACP_TR (3), ratios to bwrap.
+# Needs root (namespaces). Compare within one run: the VM's cross-CPU
+# wakeups move every absolute figure.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+BIN=${LOKI_BIN_DIR:-$root/bin}
+SUP=$BIN/loki-supervise INIT=$BIN/loki-init
+N=${ACP_N:-3000} R=${ACP_R:-3} TR=${ACP_TR:-3}
+if [ "$(id -u)" != 0 ]; then echo "bench/acp.sh: needs root; skipped" >&2; exit 0; fi
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/rootfs/bin" "$work/rootfs/proc" "$work/rootfs/dev" "$work/rootfs/sys" "$work/rootfs/tmp"
+cp /bin/busybox "$work/rootfs/bin/"
+for a in $(busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$work/rootfs/bin/$a"; done
+(cd "$root" && go build -o "$work/rttbench" ./bench/rttbench)
+S="$SUP session --init $INIT"
+variants=(
+	"cat=exec cat"
+	"bwrap=exec bwrap --unshare-pid --as-pid-1 --dev-bind / / cat"
+	"loki none=exec $S --isolation none -- cat"
+	"loki namespace=exec $S --isolation namespace -- cat"
+	"loki oci (crun)=exec $S --isolation oci --runtime crun --rootfs $work/rootfs -- cat"
+)
+if [ -n "${ACP_BASELINE:-}" ]; then
+	# An older build beside this one, in the same run (before/after).
+	variants+=("base namespace=exec $ACP_BASELINE/loki-supervise session --init $ACP_BASELINE/loki-init -- cat")
+	variants+=("base oci (crun)=exec $ACP_BASELINE/loki-supervise session --init $ACP_BASELINE/loki-init --isolation oci --runtime crun --rootfs $work/rootfs -- cat")
+fi
+echo "ACP round trip: a ${ACP_SIZE:-230}-byte line echoed by cat, $N per run, $R rounds pooled"
+"$work/rttbench" -n "$N" -r "$R" -size "${ACP_SIZE:-230}" -base bwrap "${variants[@]}"
+echo
+echo "relay, 1 GiB stdin -> cat -> stdout, best of $TR (ratio to bwrap)"
+tp() { python3 -c 'import sys,time,subprocess
+best=0
+for _ in range(int(sys.argv[2])):
+    t=time.perf_counter(); subprocess.run(sys.argv[1], shell=True, check=True)
+    best=max(best, 1024/(time.perf_counter()-t))
+print("%.0f" % best)' "$1" "$TR"; }
+for pin in "" "taskset -c 0"; do
+	tag=${pin:-(free)}
+	b=$(tp "head -c 1G /dev/zero | $pin bwrap --unshare-pid --as-pid-1 --dev-bind / / cat > /dev/null")
+	printf '%-34s %6s MiB/s\n' "bwrap $tag" "$b"
+	for v in "namespace:--isolation namespace" "oci (crun):--isolation oci --runtime crun --rootfs $work/rootfs"; do
+		m=$(tp "head -c 1G /dev/zero | $pin $S ${v#*:} -- cat > /dev/null")
+		printf '%-34s %6s MiB/s  %5.2fx\n' "loki ${v%%:*} $tag" "$m" "$(python3 -c "print($m/$b)")"
+	done
+done
