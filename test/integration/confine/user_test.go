@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -69,7 +70,8 @@ func TestUserRefusedWithoutRoot(t *testing.T) {
 // network of its own, and says so instead of running unconfined.
 func TestConfinementRefusedByNone(t *testing.T) {
 	none := backend{name: "none", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "none"} }}
-	for _, flags := range [][]string{{"--user", "65534"}, {"--network", "none"}} {
+	for _, flags := range [][]string{{"--user", "65534"}, {"--network", "none"}, {"--fs", "confined"},
+		{"--write", os.TempDir()}, {"--hide", os.TempDir()}, {"--memory-max", "64M"}} {
 		t.Run(strings.Join(flags, "="), func(t *testing.T) {
 			code, out, stderr := session(t, none, flags, "sh", "-c", "echo ran")
 			if code != 127 || strings.Contains(out, "ran") {

@@ -71,9 +71,6 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	o.Confine = req.Confine
-	if o.Confine.FS == confine.FSHost {
-		return nil, confine.Refuse(Name, "--fs host", "the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST")
-	}
 	if o.PidsLimit > 0 && !pidsControllerAvailable() {
 		if o.Confine.Resources.PidsMax > 0 {
 			return nil, confine.Refuse(Name, "--pids-max on this host", "it has no pids cgroup controller; drop --pids-max (loki-supervise doctor)")
