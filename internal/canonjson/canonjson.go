@@ -96,30 +96,15 @@ func (e *encoder) value(v any, depth int) error {
 	case uint64:
 		e.buf = strconv.AppendUint(e.buf, x, 10)
 	case map[string]any:
-		if x == nil {
-			return e.null()
-		}
-		return e.object(sortedKeys(x), func(k string) any { return x[k] }, depth)
+		return encodeMap(e, x, depth)
 	case map[string]string:
-		if x == nil {
-			return e.null()
-		}
-		return e.object(sortedKeys(x), func(k string) any { return x[k] }, depth)
+		return encodeMap(e, x, depth)
 	case []any:
-		if x == nil {
-			return e.null()
-		}
-		return e.array(len(x), func(i int) any { return x[i] }, depth)
+		return encodeSlice(e, x, depth)
 	case []string:
-		if x == nil {
-			return e.null()
-		}
-		return e.array(len(x), func(i int) any { return x[i] }, depth)
+		return encodeSlice(e, x, depth)
 	case []int:
-		if x == nil {
-			return e.null()
-		}
-		return e.array(len(x), func(i int) any { return x[i] }, depth)
+		return encodeSlice(e, x, depth)
 	case Valuer:
 		return e.value(x.JSONValue(), depth+1)
 	case json.RawMessage, json.Marshaler:
@@ -128,6 +113,23 @@ func (e *encoder) value(v any, depth int) error {
 		return e.reflected(reflect.ValueOf(v), depth)
 	}
 	return nil
+}
+
+// encodeMap writes a map with string keys as an object in key order; a
+// nil map is null.
+func encodeMap[V any](e *encoder, m map[string]V, depth int) error {
+	if m == nil {
+		return e.null()
+	}
+	return e.object(sortedKeys(m), func(k string) any { return m[k] }, depth)
+}
+
+// encodeSlice writes a slice as an array; a nil slice is null.
+func encodeSlice[V any](e *encoder, s []V, depth int) error {
+	if s == nil {
+		return e.null()
+	}
+	return e.array(len(s), func(i int) any { return s[i] }, depth)
 }
 
 // null writes JSON null; nil maps and slices are null, as in encoding/json.
@@ -292,20 +294,13 @@ func numberGrammar(s string) (isFloat, ok bool) {
 	case i < len(s) && s[i] == '0':
 		i++
 	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		i = skipDigits(s, i)
 	default:
 		return false, false
 	}
 	if i < len(s) && s[i] == '.' {
 		isFloat = true
-		i++
-		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == start {
+		if i, ok = oneOrMoreDigits(s, i+1); !ok {
 			return false, false
 		}
 	}
@@ -315,15 +310,25 @@ func numberGrammar(s string) (isFloat, ok bool) {
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-		if i == start {
+		if i, ok = oneOrMoreDigits(s, i); !ok {
 			return false, false
 		}
 	}
 	return isFloat, i == len(s)
+}
+
+// skipDigits returns the index of the first non-digit of s at or after i.
+func skipDigits(s string, i int) int {
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// oneOrMoreDigits is skipDigits that also reports whether it skipped any.
+func oneOrMoreDigits(s string, i int) (int, bool) {
+	j := skipDigits(s, i)
+	return j, j > i
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -445,22 +450,13 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// shortEscape holds the letter of each two-character escape, 0 for the
+// bytes that have none.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '\n': 'n', '\r': 'r', '\t': 't', '\b': 'b', '\f': 'f'}
+
 func appendASCII(dst []byte, c byte) []byte {
-	switch c {
-	case '"':
-		return append(dst, '\\', '"')
-	case '\\':
-		return append(dst, '\\', '\\')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
+	if esc := shortEscape[c]; esc != 0 {
+		return append(dst, '\\', esc)
 	}
 	if c < 0x20 || c == 0x7f {
 		return appendU(dst, rune(c))
