@@ -110,59 +110,55 @@ func procCommand() *cli.Command {
 			"0 when that value is non-empty or true, 1 otherwise. A PID that is not an integer is no\n" +
 			"process (as the reference treats it), not an error.",
 		Subcommands: []*cli.Command{
-			{
-				Name:      "token",
-				Usage:     "print the birth token of PID (process_birth_token): proc:<boot_id>:<start>, darwin:<s>:<us>, ps:...",
-				UsageText: "loki-supervise proc token PID [--json]",
-				Flags:     []cli.Flag{jsonFlag},
-				// A pid such as -1 is a value here, not a flag.
-				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
-					args, asJSON, err := procArgs(c, 1)
-					if err != nil {
-						return err
-					}
+			procSubcommand("token",
+				"print the birth token of PID (process_birth_token): proc:<boot_id>:<start>, darwin:<s>:<us>, ps:...",
+				"loki-supervise proc token PID [--json]", 1,
+				func(args []string) (any, bool) {
 					tok := ""
 					if pid, ok := pyInt(args[0]); ok && pid > 0 {
 						tok, _ = procid.BirthToken(pid)
 					}
-					return printAnswer(c, tok, asJSON, tok != "")
-				},
-			},
-			{
-				Name:            "matches",
-				Usage:           "is PID live, not a zombie, signalable by us, with birth token TOKEN? (process_identity_matches)",
-				UsageText:       "loki-supervise proc matches PID TOKEN [--json]",
-				Flags:           []cli.Flag{jsonFlag},
-				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
-					args, asJSON, err := procArgs(c, 2)
-					if err != nil {
-						return err
-					}
+					return tok, tok != ""
+				}),
+			procSubcommand("matches",
+				"is PID live, not a zombie, signalable by us, with birth token TOKEN? (process_identity_matches)",
+				"loki-supervise proc matches PID TOKEN [--json]", 2,
+				func(args []string) (any, bool) {
 					pid, ok := pyInt(args[0])
 					match := ok && procid.TokenMatches(pid, args[1])
-					return printAnswer(c, match, asJSON, match)
-				},
-			},
-			{
-				Name:            "state",
-				Usage:           "print the one-letter state of PID, e.g. S, R, Z (process_state)",
-				UsageText:       "loki-supervise proc state PID [--json]",
-				Flags:           []cli.Flag{jsonFlag},
-				SkipFlagParsing: true,
-				Action: func(c *cli.Context) error {
-					args, asJSON, err := procArgs(c, 1)
-					if err != nil {
-						return err
-					}
+					return match, match
+				}),
+			procSubcommand("state",
+				"print the one-letter state of PID, e.g. S, R, Z (process_state)",
+				"loki-supervise proc state PID [--json]", 1,
+				func(args []string) (any, bool) {
 					letter := ""
 					if pid, ok := pyInt(args[0]); ok {
 						letter = procid.StateLetter(pid)
 					}
-					return printAnswer(c, letter, asJSON, letter != "")
-				},
-			},
+					return letter, letter != ""
+				}),
+		},
+	}
+}
+
+// procSubcommand is one proc check: answer takes the n arguments and
+// returns the value to print and whether it counts as true (exit 0).
+func procSubcommand(name, usage, usageText string, n int, answer func(args []string) (any, bool)) *cli.Command {
+	return &cli.Command{
+		Name:      name,
+		Usage:     usage,
+		UsageText: usageText,
+		Flags:     []cli.Flag{jsonFlag},
+		// A pid such as -1 is a value here, not a flag.
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			args, asJSON, err := procArgs(c, n)
+			if err != nil {
+				return err
+			}
+			v, truthy := answer(args)
+			return printAnswer(c, v, asJSON, truthy)
 		},
 	}
 }
