@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,4 +89,36 @@ func firstLine(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+var containerdOK = sync.OnceValues(func() (string, string) {
+	if _, err := exec.LookPath("ctr"); err != nil {
+		return "", "ctr is not installed (.ci/run installs containerd)"
+	}
+	candidates := []string{"/run/containerd/containerd.sock", "/run/docker/containerd/containerd.sock"}
+	if a := os.Getenv("LOKI_CONTAINERD_ADDRESS"); a != "" {
+		candidates = []string{a}
+	}
+	for _, a := range candidates {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := exec.CommandContext(ctx, "ctr", "--address", a, "version").Run()
+		cancel()
+		if err == nil {
+			return a, ""
+		}
+	}
+	return "", fmt.Sprintf("no containerd answers at %v (.ci/run starts dockerd, which runs one; or set LOKI_CONTAINERD_ADDRESS)", candidates)
+})
+
+// RequireContainerd skips (or fails under CI) unless root can reach a
+// containerd through ctr; it returns the socket address: the system's, or
+// the one dockerd runs (tests use a namespace of their own on it).
+func RequireContainerd(t testing.TB) string {
+	t.Helper()
+	RequireRoot(t)
+	addr, reason := containerdOK()
+	if reason != "" {
+		skipOrFail(t, reason)
+	}
+	return addr
 }
