@@ -262,6 +262,9 @@ func RunStage(args []string) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("capabilities", fmt.Errorf("set no_new_privs: %w", err))
 	}
+	if err := denyKeyrings(); err != nil {
+		return fail("seccomp", err)
+	}
 	if policy.FS != confine.FSHost && !policy.Net().Private() {
 		// A confined peer on the host's network: the host's abstract
 		// unix sockets are out of its reach where Landlock can say so.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -299,4 +300,27 @@ func Marshal(s *specs.Spec) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// keyringSeccomp denies the keyring syscalls (EPERM, the runtimes'
+// default errno) and allows the rest: the kernel's keyrings are not
+// namespaced, so a uid-0 peer could read the host root's user keyring.
+// The compat ABIs are listed so that their programs still run (an ABI
+// missing from a filter is killed) and cannot reach the keyrings either.
+func keyringSeccomp() *specs.LinuxSeccomp {
+	var arches []specs.Arch
+	switch runtime.GOARCH {
+	case "amd64":
+		arches = []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32}
+	case "arm64":
+		arches = []specs.Arch{specs.ArchAARCH64, specs.ArchARM}
+	}
+	return &specs.LinuxSeccomp{
+		DefaultAction: specs.ActAllow,
+		Architectures: arches,
+		Syscalls: []specs.LinuxSyscall{{
+			Names:  []string{"add_key", "keyctl", "request_key"},
+			Action: specs.ActErrno,
+		}},
+	}
 }

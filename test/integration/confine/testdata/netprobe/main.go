@@ -1,7 +1,8 @@
 // Command netprobe runs inside a session and reports what network it
 // reaches: netprobe TCP_PORT UDP_PORT, the ports of the host's listeners
 // on 127.0.0.1; netprobe unix PATH... (an abstract name starts with @),
-// which unix sockets answer.
+// which unix sockets answer; netprobe key NAME, whether the host's user
+// keyring key NAME can be read.
 package main
 
 import (
@@ -10,9 +11,23 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "key" {
+		// keyring: can the peer find and read the host's key named $2?
+		state := "refused"
+		if id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", os.Args[2], 0); err == nil {
+			buf := make([]byte, 64)
+			if n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0); err == nil {
+				state = "read:" + string(buf[:n])
+			}
+		}
+		fmt.Printf("key=%s\n", state)
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "unix" {
 		for i, path := range os.Args[2:] {
 			state := "refused"
