@@ -18,7 +18,8 @@ func statusCommand() *cli.Command {
 		Usage:     "show one execution",
 		UsageText: "loki-supervise status UUID [--json]",
 		Description: "Shows the record of an execution. A running execution whose supervisor died (its pid\n" +
-			"is gone or now belongs to another process) is shown as `running (supervisor lost)`;\n" +
+			"is gone or now belongs to another process) is shown as `running (supervisor lost)`, and as\n" +
+			"`lost (supervisor lost, runner gone; ...)` once its runner died too; `stop` then ends it.\n" +
 			"--json prints state.json plus the derived fields supervisor_alive and display_state.",
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the record as JSON"}},
 		Action: func(c *cli.Context) error {

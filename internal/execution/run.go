@@ -190,7 +190,7 @@ func (sv *supervisor) running(r Runner) error {
 		token, _ = procid.BirthToken(pid)
 	}
 	sv.group = procid.Group{PID: pid, PGID: pid, SID: pid, Token: token, Hold: r.Hold}
-	return sv.update(map[string]any{
+	fields := map[string]any{
 		state.FieldState:            state.StateRunning,
 		state.FieldStartedAt:        utcNow(),
 		state.FieldRunnerPID:        pid,
@@ -198,7 +198,14 @@ func (sv *supervisor) running(r Runner) error {
 		state.FieldRunnerSID:        pid,
 		state.FieldRunnerBirthToken: token,
 		state.FieldRunnerLog:        sv.spec.Store.Path(sv.spec.ID, state.LogFile),
-	})
+	}
+	// The lineage token lets a later command find what is left if this
+	// supervisor dies (Reclaim). Best effort: without it only the
+	// runner's verified group can be reclaimed.
+	if lt, ok := r.(interface{ Token() string }); ok && lt.Token() != "" {
+		state.WriteAtomic(sv.spec.Store.Path(sv.spec.ID, state.LineageFile), []byte(lt.Token()), 0o600)
+	}
+	return sv.update(fields)
 }
 
 func (sv *supervisor) supervise(ctx context.Context, r Runner, sigs <-chan os.Signal) (Result, error) {

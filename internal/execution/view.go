@@ -27,6 +27,21 @@ func SupervisorAlive(st state.State) bool {
 	return err == nil && now == token
 }
 
+// runnerAlive reports whether the recorded runner is still the same live
+// process (pid + birth token); unknown counts as alive.
+func runnerAlive(st state.State) bool {
+	pid, ok := st.Int(state.FieldRunnerPID)
+	token := st.Str(state.FieldRunnerBirthToken)
+	if !ok || pid <= 0 || token == "" {
+		return true
+	}
+	id, err := procid.Restore(pid, token)
+	if err != nil {
+		return true
+	}
+	return id.Matches()
+}
+
 // View is a record as a reader shows it: the stored fields plus derived
 // ones that are never written back.
 type View struct {
@@ -47,6 +62,11 @@ func Describe(st state.State) View {
 		if r := st.Str(state.FieldTerminationReason); r != "" {
 			v.Display += " (" + r + ")"
 		}
+	case !v.SupervisorAlive && s == state.StateRunning && !runnerAlive(st):
+		// Terminal: the supervisor is proven dead and its runner died
+		// with it (parent death signal). `stop` reclaims any leftovers
+		// and records the end.
+		v.Display = "lost (supervisor lost, runner gone; stop kills what is left)"
 	case !v.SupervisorAlive:
 		if s == "" {
 			s = "starting"

@@ -37,6 +37,13 @@ const (
 	FieldConfinement          = "confinement"
 )
 
+// Of loki's own, which the reference does not write.
+const (
+	// ReasonSupervisorLost is the termination_reason of a run whose
+	// supervisor died and whose leftovers a later command reclaimed.
+	ReasonSupervisorLost = "supervisor_lost"
+)
+
 // Values of FieldState.
 const (
 	StateRunning = "running"

@@ -26,7 +26,11 @@ const (
 	LogFile   = "runner.log"
 	SpecFile  = "spec.md"
 	ProofFile = "proof.json"
-	lockFile  = ".lock"
+	// LineageFile holds the runner lineage's token (in every member's
+	// environment), for reclaiming a run whose supervisor died. It is
+	// beside state.json, whose fields are the reference's.
+	LineageFile = "lineage.token"
+	lockFile    = ".lock"
 )
 
 // State is one decoded state.json: field name to value, numbers kept as

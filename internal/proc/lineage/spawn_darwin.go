@@ -75,3 +75,6 @@ func (sysctlSource) reap(pid int) {
 
 // awaitExit: no waitid WNOWAIT here through x/sys; the reap is not deferred.
 func awaitExit(int) bool { return false }
+
+// KillByToken: macOS gives no other process's environment to read.
+func KillByToken(string, int) (int, error) { return 0, ErrUnsupported }

@@ -1,8 +1,11 @@
 package lineage
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -17,9 +20,13 @@ var becomeSubreaper = sync.OnceValue(func() bool {
 
 func selfExecutable() (string, error) { return "/proc/self/exe", nil }
 
-// sysProcAttr: new session, a pidfd held from birth, and the cgroup if any.
+// sysProcAttr: new session, a pidfd held from birth, the cgroup if any,
+// and SIGKILL when the supervisor dies (even by kill -9): a runner must
+// not outlive the process that records and stops it. The kernel sends it
+// when the thread that forked exits; Go never ends a thread that is not
+// locked, so in practice that is the supervisor's death.
 func sysProcAttr(pidfd *int, cg *cgroup) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setsid: true, PidFD: pidfd}
+	attr := &syscall.SysProcAttr{Setsid: true, PidFD: pidfd, Pdeathsig: syscall.SIGKILL}
 	if cg != nil && cg.dfd >= 0 {
 		attr.UseCgroupFD = true
 		attr.CgroupFD = cg.dfd
@@ -63,4 +70,47 @@ func awaitExit(pid int) bool {
 			return err == nil
 		}
 	}
+}
+
+// KillByToken sends SIGKILL to every process of this PID namespace whose
+// environment carries the lineage token (TokenEnv), the runner's
+// descendants that left its session or group included, and returns how
+// many it signalled. It is for a run whose supervisor died: nothing else
+// will stop them. Each process is pinned by a pidfd before its
+// environment is read, so a pid reused meanwhile is never signalled. It
+// repeats until a pass finds no one (a member may fork while it runs),
+// bounded by rounds. A member that cleared its environment is not found.
+func KillByToken(token string, rounds int) (int, error) {
+	if len(token) < 16 {
+		return 0, fmt.Errorf("%w: no lineage token", ErrTracking)
+	}
+	src := procSource{root: "/proc"}
+	self := os.Getpid()
+	killed := 0
+	for r := 0; r < rounds; r++ {
+		pids, err := src.all()
+		if err != nil {
+			return killed, fmt.Errorf("%w: %v", ErrTracking, err)
+		}
+		found := 0
+		for _, pid := range pids {
+			if pid == self || pid <= 1 {
+				continue
+			}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				continue
+			}
+			if src.hasToken(pid, token) == tokenYes && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				found++
+			}
+			unix.Close(fd)
+		}
+		killed += found
+		if found == 0 {
+			return killed, nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return killed, nil
 }

@@ -22,3 +22,4 @@ func signalVerified(procid.Identity, unix.Signal) bool { return false }
 func closeFD(fd int)                                   { _ = unix.Close(fd) }
 func newPlatformSource() (source, bool)                { return nil, false }
 func awaitExit(int) bool                               { return false }
+func KillByToken(string, int) (int, error)             { return 0, ErrUnsupported }

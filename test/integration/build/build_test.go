@@ -13,6 +13,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 var timestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z$`)
@@ -307,27 +308,39 @@ func TestSupervisorDiedStatus(t *testing.T) {
 	e.waitFor(id, "running", running)
 	s.cmd.Process.Kill()
 	s.exit(t)
+	// The runner dies with its supervisor (parent death signal), so the
+	// record, still "running", reads as lost: a terminal state.
+	const lost = "lost (supervisor lost, runner gone; stop kills what is left)"
+	if pid, _ := e.record(id).Int("runner_pid"); !testutil.WaitUntil(30*time.Second, func() bool {
+		id, err := procid.Restore(pid, e.record(id).Str("runner_birth_token"))
+		return err != nil || !id.Matches()
+	}) {
+		t.Fatalf("runner %d outlived its supervisor", pid)
+	}
 	out, _, code := e.cli("status", id)
-	if code != 0 || !strings.Contains(out, "running (supervisor lost)") {
+	if code != 0 || !strings.Contains(out, lost) {
 		t.Errorf("status: %d %q", code, out)
 	}
 	out, _, _ = e.cli("status", id, "--json")
 	st, err := state.Decode([]byte(out))
-	if err != nil || st["supervisor_alive"] != false || st.Str("display_state") != "running (supervisor lost)" {
+	if err != nil || st["supervisor_alive"] != false || st.Str("display_state") != lost {
 		t.Errorf("status --json: %v %q", err, out)
 	}
-	if out, _, code := e.cli("list"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "running (supervisor lost)") {
+	if out, _, code := e.cli("list"); code != 0 || !strings.Contains(out, id) || !strings.Contains(out, lost) {
 		t.Errorf("list: %d %q", code, out)
 	}
 	// The reader did not write the derived fields into the record.
 	if rec := e.record(id); rec["supervisor_alive"] != nil || rec["display_state"] != nil {
 		t.Error("status wrote derived fields into state.json")
 	}
-	_, errOut, code := e.cli("stop", id)
-	if code != 0 || !strings.Contains(errOut, "not running") {
-		t.Errorf("stop with a lost supervisor: %d %q", code, errOut)
+	// stop reclaims the run: nothing is left to act on the request.
+	out, _, code = e.cli("stop", id)
+	if code != 0 || !strings.Contains(out, "recorded as exited (supervisor_lost)") {
+		t.Errorf("stop with a lost supervisor: %d %q", code, out)
 	}
-	// The orphaned runner is killed by the test cleanup (killRunner).
+	if rec := e.record(id); rec.Str("state") != "exited" || rec.Str("termination_reason") != "supervisor_lost" {
+		t.Errorf("record after stop: %v", rec)
+	}
 }
 
 func TestRunIDBaseline(t *testing.T) {
