@@ -25,6 +25,7 @@ func commands() []*cli.Command {
 		digestCommand(),
 		doctorCommand(),
 		identityCommand(),
+		leaseCommand(),
 		listCommand(),
 		logsCommand(),
 		ociSpecCommand(),

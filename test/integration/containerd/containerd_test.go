@@ -292,3 +292,61 @@ func TestLeaseExpiry(t *testing.T) {
 	}
 	t.Logf("task ended %v after the last renewal (lease %v)", took.Round(time.Millisecond), leaseDur)
 }
+
+// TestLeaseRole: `loki-supervise lease` is the holder. While its stdin
+// (the owner's stream) stays open the task runs past several leases; once
+// the owner hangs up it exits 0 and the task ends at the lease bound, 124.
+func TestLeaseRole(t *testing.T) {
+	addr := testutil.RequireContainerd(t)
+	const (
+		leaseDur = 2 * time.Second
+		slack    = 4 * time.Second
+	)
+	config, control := bundle(t, leaseDur)
+	holder := exec.Command(testutil.Binary(t, "loki-supervise"), "lease", "--control-dir", control, "--renew-interval", "200ms")
+	owner, err := holder.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var holderErr bytes.Buffer
+	holder.Stderr = &holderErr
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	cmd, id := ctrRun(t, addr, config)
+	stdinR, stdinW := io.Pipe()
+	cmd.Stdin = stdinR
+	defer stdinW.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go stdinW.Write(prelude(t, "sh", "-c", "echo ready; sleep 1000"))
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
+		t.Fatalf("peer said %q (%v)", line, err)
+	}
+	time.Sleep(2 * leaseDur)
+	if !taskRunning(addr, id) {
+		t.Fatal("the task ended although the holder renewed the lease")
+	}
+	owner.Close() // the owner hangs up
+	stopped := time.Now()
+	if code := wait(t, holder, 10*time.Second); code != 0 {
+		t.Fatalf("holder exit %d after its stdin closed (stderr %q)", code, holderErr.String())
+	}
+	bound := leaseDur + 100*time.Millisecond + slack
+	if !testutil.WaitUntil(bound, func() bool { return !taskRunning(addr, id) }) {
+		t.Fatalf("task %s still running %v after the owner hung up", id, bound)
+	}
+	took := time.Since(stopped)
+	stdinW.Close()
+	if code := wait(t, cmd, generous); code != 124 {
+		t.Fatalf("ctr exit %d, want 124", code)
+	}
+	t.Logf("task ended %v after the owner hung up (lease %v)", took.Round(time.Millisecond), leaseDur)
+}
