@@ -59,8 +59,9 @@ func newHandshake(readEnd *os.File) *handshake {
 // await waits until the prelude was read (true) or the init is gone
 // (false unless it read it just before). It polls: a pipe says nothing
 // when it is drained. The init reads the prelude right after its first
-// lease renewal, so this lasts as long as the init's start and costs a
-// handful of wakeups. The kept descriptor is closed before it returns,
+// lease renewal, so this lasts as long as the init's start; the polls are
+// at most 1 ms apart, so stdin that is already waiting (a piped request)
+// follows the prelude at most 1 ms late. The kept descriptor is closed before it returns,
 // so the init's exit still ends the relay with EPIPE.
 func (h *handshake) await() bool {
 	h.written.Store(true)
@@ -82,7 +83,7 @@ func (h *handshake) poll() bool {
 			return err != nil || n == 0
 		case <-time.After(delay):
 		}
-		delay = min(2*delay, 20*time.Millisecond)
+		delay = min(2*delay, time.Millisecond)
 	}
 }
 
