@@ -1,23 +1,10 @@
 package lineage
 
 import (
-	"os"
-	"syscall"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
-
-// macOS has no child subreaper: orphans go to launchd, so the tracker scans
-// every process each refresh and relies on the session and parent links.
-func becomeSubreaper() bool { return false }
-
-func selfExecutable() (string, error) { return os.Executable() }
-
-func sysProcAttr(_ *int, _ *cgroup) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setsid: true}
-}
 
 // signalVerified re-checks the identity right before the signal (no pidfd
 // on macOS).
@@ -27,8 +14,6 @@ func signalVerified(id procid.Identity, sig unix.Signal) bool {
 	}
 	return unix.Kill(id.PID(), sig) == nil
 }
-
-func closeFD(fd int) { _ = unix.Close(fd) }
 
 func newPlatformSource() (source, bool) { return sysctlSource{}, false }
 
@@ -72,9 +57,6 @@ func (sysctlSource) reap(pid int) {
 	var ws unix.WaitStatus
 	_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 }
-
-// awaitExit: no waitid WNOWAIT here through x/sys; the reap is not deferred.
-func awaitExit(int) bool { return false }
 
 // KillByToken: macOS gives no other process's environment to read.
 func KillByToken(string, int) (int, error) { return 0, ErrUnsupported }

@@ -53,8 +53,6 @@ func signalVerified(id procid.Identity, sig unix.Signal) bool {
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
-func closeFD(fd int) { _ = unix.Close(fd) }
-
 func newPlatformSource() (src source, treeWalk bool) {
 	s := procSource{root: "/proc"}
 	return s, childrenListsWork(s)

@@ -159,6 +159,8 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 	return r, st.start, nil
 }
 
+func closeFD(fd int) { _ = unix.Close(fd) }
+
 // lookPath resolves name like execvp would, with the child's PATH, relative
 // to the child's directory.
 // checkDir names a working directory the runner could not enter: the
