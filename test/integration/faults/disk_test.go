@@ -17,6 +17,29 @@ import (
 // through a clean exit path, and never 0.
 const recordFailed = 125
 
+// requireRefused checks what a command the data dir refused said: exit
+// want, no crash, one line naming cause.
+func requireRefused(t *testing.T, what string, o outcome, want int, cause string) {
+	t.Helper()
+	if o.code != want {
+		t.Fatalf("%s: exit %d, want %d; stderr %q", what, o.code, want, o.stderr)
+	}
+	requireNoCrash(t, o.stderr)
+	requireOneLine(t, o.stderr, cause)
+}
+
+// requireRunRefused runs a runner that only touches a marker and checks
+// that run refused it (recordFailed, naming cause) before it could start.
+func requireRunRefused(t *testing.T, env []string, cause string) {
+	t.Helper()
+	marker := filepath.Join(t.TempDir(), "ran")
+	o := cli(t, env, "run", "--workspace", t.TempDir(), "--", "/bin/sh", "-c", "touch "+marker)
+	requireRefused(t, "run", o, recordFailed, cause)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the runner ran although nothing could be recorded")
+	}
+}
+
 // TestDiskFullBeforeStart: with no space left in LOKI_DATA_DIR, run refuses
 // before the runner starts, says why in one line and leaves no record
 // and no temp file.
@@ -25,16 +48,7 @@ func TestDiskFullBeforeStart(t *testing.T) {
 	disk := mountTmpfs(t, 256<<10)
 	fill(t, disk)
 	data := filepath.Join(disk, "data")
-	marker := filepath.Join(t.TempDir(), "ran")
-	o := cli(t, baseEnv(data), "run", "--workspace", t.TempDir(), "--", "/bin/sh", "-c", "touch "+marker)
-	if o.code != recordFailed {
-		t.Fatalf("exit %d, want %d; stderr %q", o.code, recordFailed, o.stderr)
-	}
-	requireNoCrash(t, o.stderr)
-	requireOneLine(t, o.stderr, "no space left on device")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("the runner ran although nothing could be recorded")
-	}
+	requireRunRefused(t, baseEnv(data), "no space left on device")
 	requireNotTorn(t, data)
 	if l := cli(t, baseEnv(data), "list"); l.code != 0 || strings.Contains(l.stdout, "running") {
 		t.Fatalf("list on a full disk: exit %d, stdout %q, stderr %q", l.code, l.stdout, l.stderr)
@@ -52,11 +66,7 @@ func TestDiskFullDuringRun(t *testing.T) {
 	id := "f0000000-0000-4000-8000-000000000001"
 	o := cli(t, baseEnv(data), "run", "--execution-id", id, "--workspace", t.TempDir(), "--",
 		"/bin/sh", "-c", "head -c 8388608 /dev/zero; exit 3")
-	if o.code != recordFailed {
-		t.Fatalf("exit %d, want %d; stderr %q", o.code, recordFailed, o.stderr)
-	}
-	requireNoCrash(t, o.stderr)
-	requireOneLine(t, o.stderr, "no space left on device")
+	requireRefused(t, "run", o, recordFailed, "no space left on device")
 	requireNotTorn(t, data)
 	st := record(t, data, id)
 	if st.Str("state") != "running" {
@@ -87,23 +97,8 @@ func TestReadOnlyDataDir(t *testing.T) {
 	bindReadOnly(t, data)
 	env := baseEnv(data)
 
-	marker := filepath.Join(t.TempDir(), "ran")
-	o := cli(t, env, "run", "--workspace", t.TempDir(), "--", "/bin/sh", "-c", "touch "+marker)
-	if o.code != recordFailed {
-		t.Fatalf("run: exit %d, want %d; stderr %q", o.code, recordFailed, o.stderr)
-	}
-	requireNoCrash(t, o.stderr)
-	requireOneLine(t, o.stderr, "read-only file system")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("the runner ran although nothing could be recorded")
-	}
-
-	o = cli(t, env, "stop", id)
-	if o.code != 1 {
-		t.Fatalf("stop: exit %d, want 1; stderr %q", o.code, o.stderr)
-	}
-	requireNoCrash(t, o.stderr)
-	requireOneLine(t, o.stderr, "read-only file system")
+	requireRunRefused(t, env, "read-only file system")
+	requireRefused(t, "stop", cli(t, env, "stop", id), 1, "read-only file system")
 	after, _ := os.ReadFile(store.Path(state.MustParseID(id), state.StateFile))
 	if string(after) != string(before) {
 		t.Fatalf("record changed on a read-only dir:\n%s", after)
