@@ -26,10 +26,6 @@ type backend struct {
 	ownNamespace bool
 	docker       bool     // the session is a docker container
 	leaseOnly    []string // flags that leave the lease as the only link to the supervisor
-	// endsWithSupervisor: the session may end as soon as the supervisor
-	// dies, before the lease (crun/runc run in the foreground link the
-	// container to it), so SupervisorKill9 checks only the lease bound.
-	endsWithSupervisor bool
 	// cannot names the suite's scenarios this backend cannot run, with
 	// the reason (runBackendSuite reports each as a skip).
 	cannot map[string]string
@@ -51,7 +47,7 @@ func ociBackend(runtime string) backend {
 		testutil.RequireRoot(t)
 		testutil.RequireCommand(t, runtime)
 		return []string{"--isolation", "oci", "--runtime", runtime, "--rootfs", rootfs(t)}
-	}, ownNamespace: true, endsWithSupervisor: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"}}
+	}, ownNamespace: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"}}
 }
 
 // allBackends are the backends with real end-to-end coverage of the lease.
