@@ -152,7 +152,9 @@ func searchable(st unix.Stat_t, u confine.User) bool {
 
 func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
-		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS,
+		// IPC of its own: a uid-0 peer owns root's SysV shared memory,
+		// semaphores and message queues (a database's buffers) otherwise.
+		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC,
 		// Its own process group: a terminal's ^C reaches the supervisor,
 		// which forwards it once, instead of every process at once.
 		Setpgid: true,

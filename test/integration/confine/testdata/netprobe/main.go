@@ -2,7 +2,8 @@
 // reaches: netprobe TCP_PORT UDP_PORT, the ports of the host's listeners
 // on 127.0.0.1; netprobe unix PATH... (an abstract name starts with @),
 // which unix sockets answer; netprobe key NAME, whether the host's user
-// keyring key NAME can be read.
+// keyring key NAME can be read; netprobe shm KEY, whether the host's SysV
+// shared memory segment KEY is there.
 package main
 
 import (
@@ -10,12 +11,23 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "shm" {
+		// SysV IPC: is the host's shared memory segment KEY reachable?
+		key, _ := strconv.Atoi(os.Args[2])
+		state := "absent"
+		if _, err := unix.SysvShmGet(key, 0, 0); err == nil {
+			state = "found"
+		}
+		fmt.Printf("shm=%s\n", state)
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == "key" {
 		// keyring: can the peer find and read the host's key named $2?
 		state := "refused"
