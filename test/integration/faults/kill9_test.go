@@ -38,17 +38,7 @@ func TestRunSupervisorKill9(t *testing.T) {
 	env := baseEnv(data)
 	d := t.TempDir()
 	id := "f0000000-0000-4000-8000-0000000000d1"
-	cmd := exec.Command(testutil.Binary(t, "loki-supervise"), "run", "--execution-id", id, "--workspace", d, "--", "/bin/sh", "-c", escapeesIn(d))
-	cmd.Env = env
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	procs := waitPIDs(t, d, "leader", "child", "setsid", "orphan")
-	t.Cleanup(func() { testutil.KillLeftovers(procs) })
-	cmd.Process.Kill()
-	<-done
+	procs := killSupervisor(t, env, d, "run", "--execution-id", id, "--workspace", d)
 	leader := procs[:1]
 	if !testutil.WaitUntil(wait, func() bool { return len(testutil.Alive(leader)) == 0 }) {
 		t.Fatalf("the runner outlived its supervisor by %v", wait)
@@ -78,21 +68,32 @@ func TestRunSupervisorKill9(t *testing.T) {
 // that is what remains (docs/lineage.md), and the test ends them itself.
 func TestNoneSupervisorKill9(t *testing.T) {
 	d := t.TempDir()
-	cmd := exec.Command(testutil.Binary(t, "loki-supervise"), "session", "--isolation", "none", "--", "/bin/sh", "-c", escapeesIn(d))
-	cmd.Env = baseEnv(t.TempDir())
+	procs := killSupervisor(t, baseEnv(t.TempDir()), d, "session", "--isolation", "none")
+	if !testutil.WaitUntil(wait, func() bool { return len(testutil.Alive(procs[:1])) == 0 }) {
+		t.Fatalf("the peer outlived its supervisor by %v", wait)
+	}
+	t.Logf("left after kill -9 of a none supervisor (documented): %d of 3 descendants", len(testutil.Alive(procs[1:])))
+}
+
+// killSupervisor starts loki-supervise with args around the escapees of
+// dir, waits until all four have written their pids, kills the supervisor
+// with SIGKILL and reaps it. It returns the four identities (leader
+// first); the test's cleanup ends whichever are left.
+func killSupervisor(t *testing.T, env []string, dir string, args ...string) []procid.Identity {
+	t.Helper()
+	args = append(args, "--", "/bin/sh", "-c", escapeesIn(dir))
+	cmd := exec.Command(testutil.Binary(t, "loki-supervise"), args...)
+	cmd.Env = env
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	procs := waitPIDs(t, d, "leader", "child", "setsid", "orphan")
+	procs := waitPIDs(t, dir, "leader", "child", "setsid", "orphan")
 	t.Cleanup(func() { testutil.KillLeftovers(procs) })
 	cmd.Process.Kill()
 	<-done
-	if !testutil.WaitUntil(wait, func() bool { return len(testutil.Alive(procs[:1])) == 0 }) {
-		t.Fatalf("the peer outlived its supervisor by %v", wait)
-	}
-	t.Logf("left after kill -9 of a none supervisor (documented): %d of 3 descendants", len(testutil.Alive(procs[1:])))
+	return procs
 }
 
 // waitPIDs waits for the runner to write each named pid file and returns
