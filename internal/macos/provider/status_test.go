@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/macos/boundary"
+	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
 )
 
 // fixture is a valid boundary with a fake provider CLI on the child PATH
@@ -25,15 +26,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := seatbelttest.ShortRoot(t, "pv")
 	f := &fixture{
 		root:   root,
 		wsRoot: filepath.Join(root, "protected", "ws"),

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/macos/boundary"
+	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
 )
 
 func TestMain(m *testing.M) {
@@ -24,16 +25,7 @@ type fixture struct {
 
 func newBoundary(t *testing.T, ports string) *fixture {
 	t.Helper()
-	// A short root: the probe's unix socket path must fit in sun_path.
-	dir, err := os.MkdirTemp("", "sb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := seatbelttest.ShortRoot(t, "sb")
 	b := &fixture{
 		root:      root,
 		wsRoot:    filepath.Join(root, "protected", "ws"),

@@ -2,7 +2,8 @@
 // internal/macos/seatbelt/testdata for tests: the cases, the directory tree each
 // was generated in, and the machine it was generated on. It is shared by
 // the package's unit tests and the binary-level tests, so both judge the
-// profile against one definition of the inputs.
+// profile against one definition of the inputs. ShortRoot is the temp
+// root the macos packages' own fixtures are laid out in.
 //
 // Guarantees: a case's tree is built at the same absolute root the
 // reference saw (/tmp/loki-seatbelt-golden-<name>) and removed when the
