@@ -98,19 +98,57 @@ func digestOf(t *testing.T, root string) string {
 	return d
 }
 
-func TestSingleFile(t *testing.T) {
-	root := newRepo(t)
-	write(t, root, "a", "hi\n", 0o644)
-	git(t, root, "add", "a")
-	if got, want := digestOf(t, root), manifestSum(fileJSON("a", "hi\n", false)); got != want {
-		t.Errorf("digest = %s, want %s", got, want)
-	}
-}
-
-func TestEmptyRepo(t *testing.T) {
-	root := newRepo(t)
-	if got, want := digestOf(t, root), manifestSum(); got != want {
-		t.Errorf("digest = %s, want %s", got, want)
+// TestSmallTrees: each tree's digest is the sum of exactly the manifest
+// entries listed.
+func TestSmallTrees(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// build lays out the tree in a fresh repo and returns the entries
+		// its manifest must hold, in order.
+		build func(t *testing.T, root string) []string
+	}{
+		{"empty repo", func(*testing.T, string) []string { return nil }},
+		{"single file", func(t *testing.T, root string) []string {
+			write(t, root, "a", "hi\n", 0o644)
+			git(t, root, "add", "a")
+			return []string{fileJSON("a", "hi\n", false)}
+		}},
+		// When a tracked directory is replaced by a symlink (here to a
+		// directory outside the tree holding the same names), its tracked
+		// files are missing, as git reports them, and nothing outside the
+		// tree is read.
+		{"index path through symlink", func(t *testing.T, root string) []string {
+			write(t, root, "d/f", "inside\n", 0o644)
+			git(t, root, "add", "d/f")
+			outside := t.TempDir()
+			write(t, outside, "f", "outside\n", 0o644)
+			if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(root, "d")); err != nil {
+				t.Fatal(err)
+			}
+			return []string{symlinkJSON("d", outside), `{"kind":"missing","path":"d/f"}`}
+		}},
+		// The tracked file is gone (missing); what the directory now holds
+		// is listed on its own.
+		{"tracked file replaced by directory", func(t *testing.T, root string) []string {
+			write(t, root, "x", "file\n", 0o644)
+			git(t, root, "add", "x")
+			if err := os.Remove(filepath.Join(root, "x")); err != nil {
+				t.Fatal(err)
+			}
+			write(t, root, "x/y", "y\n", 0o644)
+			return []string{`{"kind":"missing","path":"x"}`, fileJSON("x/y", "y\n", false)}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := newRepo(t)
+			want := manifestSum(tc.build(t, root)...)
+			if got := digestOf(t, root); got != want {
+				t.Errorf("digest = %s, want %s", got, want)
+			}
+		})
 	}
 }
 
@@ -121,26 +159,43 @@ func TestEmptyRepo(t *testing.T) {
 func buildMixed(t *testing.T) (root, sub string) {
 	t.Helper()
 	root = newRepo(t)
-	write(t, root, ".gitignore", "ignored.txt\nnode_modules/\n", 0o644)
-	write(t, root, "tracked.txt", "tracked\n", 0o644)
-	write(t, root, "run.sh", "#!/bin/sh\n", 0o744)
-	write(t, root, "gone.txt", "deleted soon\n", 0o644)
-	write(t, root, "dir/caf\xc3\xa9", "accent\n", 0o644)
-	write(t, root, "dir/raw\xff", "latin1\n", 0o600)
-	write(t, root, ".loki/state", "private\n", 0o600)
-	write(t, root, "target/build.o", "obj\n", 0o644)
-	write(t, root, "pkg/target/kept", "kept\n", 0o644)
+	// The files: those added (with -f) before gone.txt is deleted, then
+	// the ones git is never told about.
+	files := []struct {
+		rel, content string
+		mode         os.FileMode
+		added        bool
+	}{
+		{".gitignore", "ignored.txt\nnode_modules/\n", 0o644, true},
+		{"tracked.txt", "tracked\n", 0o644, true},
+		{"run.sh", "#!/bin/sh\n", 0o744, true},
+		{"gone.txt", "deleted soon\n", 0o644, true},
+		{"dir/caf\xc3\xa9", "accent\n", 0o644, true},
+		{"dir/raw\xff", "latin1\n", 0o600, true},
+		{".loki/state", "private\n", 0o600, true},
+		{"target/build.o", "obj\n", 0o644, true},
+		{"pkg/target/kept", "kept\n", 0o644, true},
+		{"untracked.txt", "u\n", 0o644, false},
+		{"ignored.txt", "i\n", 0o644, false},
+		{"node_modules/dep/index.js", "x\n", 0o644, false},
+		{"pkg/node_modules/dep.js", "y\n", 0o644, false},
+		{"pkg/__pycache__/m.pyc", "z\n", 0o644, false},
+		{".next/cache", "n\n", 0o644, false},
+		{"pkg/.next", "a file, not excluded below the top\n", 0o644, false},
+	}
+	writeFiles := func(added bool) {
+		for _, f := range files {
+			if f.added == added {
+				write(t, root, f.rel, f.content, f.mode)
+			}
+		}
+	}
+	writeFiles(true)
 	git(t, root, "add", "-f", ".")
 	if err := os.Remove(filepath.Join(root, "gone.txt")); err != nil {
 		t.Fatal(err)
 	}
-	write(t, root, "untracked.txt", "u\n", 0o644)
-	write(t, root, "ignored.txt", "i\n", 0o644)
-	write(t, root, "node_modules/dep/index.js", "x\n", 0o644)
-	write(t, root, "pkg/node_modules/dep.js", "y\n", 0o644)
-	write(t, root, "pkg/__pycache__/m.pyc", "z\n", 0o644)
-	write(t, root, ".next/cache", "n\n", 0o644)
-	write(t, root, "pkg/.next", "a file, not excluded below the top\n", 0o644)
+	writeFiles(false)
 	if err := os.Symlink("tracked.txt", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -262,44 +317,6 @@ func relink(t *testing.T, root, rel, target string) {
 	}
 	if err := os.Symlink(target, p); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestIndexPathThroughSymlink: when a tracked directory is replaced by a
-// symlink (here to a directory outside the tree holding the same names),
-// its tracked files are missing, as git reports them, and nothing outside
-// the tree is read.
-func TestIndexPathThroughSymlink(t *testing.T) {
-	root := newRepo(t)
-	write(t, root, "d/f", "inside\n", 0o644)
-	git(t, root, "add", "d/f")
-	outside := t.TempDir()
-	write(t, outside, "f", "outside\n", 0o644)
-	if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(root, "d")); err != nil {
-		t.Fatal(err)
-	}
-	want := manifestSum(symlinkJSON("d", outside), `{"kind":"missing","path":"d/f"}`)
-	if got := digestOf(t, root); got != want {
-		t.Errorf("digest = %s, want %s", got, want)
-	}
-}
-
-// TestTrackedFileReplacedByDirectory: the tracked file is gone (missing);
-// what the directory now holds is listed on its own.
-func TestTrackedFileReplacedByDirectory(t *testing.T) {
-	root := newRepo(t)
-	write(t, root, "x", "file\n", 0o644)
-	git(t, root, "add", "x")
-	if err := os.Remove(filepath.Join(root, "x")); err != nil {
-		t.Fatal(err)
-	}
-	write(t, root, "x/y", "y\n", 0o644)
-	want := manifestSum(`{"kind":"missing","path":"x"}`, fileJSON("x/y", "y\n", false))
-	if got := digestOf(t, root); got != want {
-		t.Errorf("digest = %s, want %s", got, want)
 	}
 }
 
