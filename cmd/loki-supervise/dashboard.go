@@ -268,17 +268,22 @@ func finite(v any) bool {
 // splitJSONFlag takes --json out of the arguments: urfave/cli stops
 // reading flags at the first argument, and `proc token 123 --json` is the
 // natural spelling.
-func splitJSONFlag(c *cli.Context) ([]string, bool) {
-	asJSON := c.Bool("json")
+func splitJSONFlag(c *cli.Context) ([]string, bool) { return splitBoolFlag(c, "json") }
+
+// splitBoolFlag takes the boolean flag name (--name or -name) out of the
+// arguments wherever it stands, and reports whether it was set there or
+// before them.
+func splitBoolFlag(c *cli.Context, name string) ([]string, bool) {
+	set := c.Bool(name)
 	var rest []string
 	for _, a := range c.Args().Slice() {
-		if a == "--json" || a == "-json" {
-			asJSON = true
+		if a == "--"+name || a == "-"+name {
+			set = true
 			continue
 		}
 		rest = append(rest, a)
 	}
-	return rest, asJSON
+	return rest, set
 }
 
 // procArgs reads a proc subcommand's arguments, which urfave/cli leaves

@@ -29,16 +29,8 @@ func digestCommand() *cli.Command {
 }
 
 func digestAction(c *cli.Context) error {
-	manifest := c.Bool("manifest")
-	var args []string
-	for _, a := range c.Args().Slice() {
-		// urfave/cli stops at the first argument; accept DIR --manifest too.
-		if a == "--manifest" || a == "-manifest" {
-			manifest = true
-			continue
-		}
-		args = append(args, a)
-	}
+	// urfave/cli stops at the first argument; accept DIR --manifest too.
+	args, manifest := splitBoolFlag(c, "manifest")
 	if len(args) != 1 {
 		return exitcode.Usage(errors.New("digest: expected exactly one DIR (see --help)"))
 	}
