@@ -240,13 +240,9 @@ func resolveFailure(err error) string {
 // before de-duplication, so "/bin:/usr/bin" is one entry where /bin is a
 // link to /usr/bin; the first occurrence keeps its place.
 func requiredPathList(name string, directories bool, lookup Lookup) ([]string, error) {
-	raw, _ := lookup(name)
-	if pyStrip(raw) == "" {
-		return nil, invalid(name, "is not set; it must be a colon-separated list of absolute paths")
-	}
-	values := strings.Split(raw, ":")
-	if slices.ContainsFunc(values, func(v string) bool { return pyStrip(v) == "" }) {
-		return nil, invalid(name, "has an empty entry (look for a doubled, leading or trailing ':')")
+	values, err := listEntries(name, lookup, ":", "colon", "absolute paths")
+	if err != nil {
+		return nil, err
 	}
 	var out []string
 	for _, v := range values {
@@ -261,16 +257,26 @@ func requiredPathList(name string, directories bool, lookup Lookup) ([]string, e
 	return out, nil
 }
 
+// listEntries splits the setting name at sep, refusing it unset or blank
+// (a sepName-separated list of what is wanted) and refusing an empty entry.
+func listEntries(name string, lookup Lookup, sep, sepName, of string) ([]string, error) {
+	raw, _ := lookup(name)
+	if pyStrip(raw) == "" {
+		return nil, invalid(name, "is not set; it must be a %s-separated list of %s", sepName, of)
+	}
+	values := strings.Split(raw, sep)
+	if slices.ContainsFunc(values, func(v string) bool { return pyStrip(v) == "" }) {
+		return nil, invalid(name, "has an empty entry (look for a doubled, leading or trailing '%s')", sep)
+	}
+	return values, nil
+}
+
 // reservedPorts parses LOKI_HOST_RESERVED_PORTS: comma-separated decimal
 // ports 1..65535 (leading zeros allowed, as int() allows them), no repeats.
 func reservedPorts(lookup Lookup) ([]int, error) {
-	raw, _ := lookup(EnvReservedPorts)
-	if pyStrip(raw) == "" {
-		return nil, invalid(EnvReservedPorts, "is not set; it must be a comma-separated list of TCP ports")
-	}
-	values := strings.Split(raw, ",")
-	if slices.ContainsFunc(values, func(v string) bool { return pyStrip(v) == "" }) {
-		return nil, invalid(EnvReservedPorts, "has an empty entry (look for a doubled, leading or trailing ',')")
+	values, err := listEntries(EnvReservedPorts, lookup, ",", "comma", "TCP ports")
+	if err != nil {
+		return nil, err
 	}
 	var ports []int
 	for _, v := range values {
