@@ -105,70 +105,80 @@ func (d *decoder) value(depth int) (any, error) {
 func (d *decoder) object(depth int) (any, error) {
 	d.pos++ // {
 	m := map[string]any{}
-	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == '}' {
-		d.pos++
-		return m, nil
-	}
-	for {
-		d.space()
+	err := d.members('}', func() error {
 		if d.pos >= len(d.data) || d.data[d.pos] != '"' {
-			return nil, d.fail("expected a string key")
+			return d.fail("expected a string key")
 		}
 		k, err := d.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		d.space()
-		if d.pos >= len(d.data) || d.data[d.pos] != ':' {
-			return nil, d.fail("expected ':'")
+		if !d.accept(':') {
+			return d.fail("expected ':'")
 		}
-		d.pos++
 		d.space()
 		v, err := d.value(depth + 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m[k] = v
-		d.space()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
-			continue
-		}
-		if d.pos < len(d.data) && d.data[d.pos] == '}' {
-			d.pos++
-			return m, nil
-		}
-		return nil, d.fail("expected ',' or '}'")
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return m, nil
 }
 
 func (d *decoder) array(depth int) (any, error) {
 	d.pos++ // [
 	a := []any{}
+	err := d.members(']', func() error {
+		v, err := d.value(depth + 1)
+		if err != nil {
+			return err
+		}
+		a = append(a, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// members reads what follows an object's or an array's opening byte up to
+// and including close: none, or one or more comma-separated members, each
+// read by one with the blanks around it skipped.
+func (d *decoder) members(close byte, one func() error) error {
 	d.space()
-	if d.pos < len(d.data) && d.data[d.pos] == ']' {
-		d.pos++
-		return a, nil
+	if d.accept(close) {
+		return nil
 	}
 	for {
 		d.space()
-		v, err := d.value(depth + 1)
-		if err != nil {
-			return nil, err
+		if err := one(); err != nil {
+			return err
 		}
-		a = append(a, v)
 		d.space()
-		if d.pos < len(d.data) && d.data[d.pos] == ',' {
-			d.pos++
+		if d.accept(',') {
 			continue
 		}
-		if d.pos < len(d.data) && d.data[d.pos] == ']' {
-			d.pos++
-			return a, nil
+		if d.accept(close) {
+			return nil
 		}
-		return nil, d.fail("expected ',' or ']'")
+		return d.fail("expected ',' or '" + string(close) + "'")
 	}
+}
+
+// accept steps over c when it is the next byte.
+func (d *decoder) accept(c byte) bool {
+	if d.pos < len(d.data) && d.data[d.pos] == c {
+		d.pos++
+		return true
+	}
+	return false
 }
 
 func (d *decoder) number() (any, error) {
