@@ -57,12 +57,19 @@ func hexLines(t *testing.T, name string) []string {
 	return out
 }
 
-func TestStringsMatchPython(t *testing.T) {
-	in := hexLines(t, "strings.in")
-	want := lines(t, "strings.golden")
+// goldenFor reads the golden lines of testdata/name, one for each input.
+func goldenFor(t *testing.T, in []string, name string) []string {
+	t.Helper()
+	want := lines(t, name)
 	if len(in) != len(want) {
 		t.Fatalf("%d inputs, %d golden lines", len(in), len(want))
 	}
+	return want
+}
+
+func TestStringsMatchPython(t *testing.T) {
+	in := hexLines(t, "strings.in")
+	want := goldenFor(t, in, "strings.golden")
 	for i, s := range in {
 		if got := string(String(s)); got != want[i] {
 			t.Errorf("String(%q) = %s, Python wrote %s", s, got, want[i])
@@ -90,10 +97,7 @@ func TestKeyOrderMatchesPython(t *testing.T) {
 
 func TestFloatsMatchPythonRepr(t *testing.T) {
 	in := lines(t, "floats.in")
-	want := lines(t, "floats.golden")
-	if len(in) != len(want) {
-		t.Fatalf("%d inputs, %d golden lines", len(in), len(want))
-	}
+	want := goldenFor(t, in, "floats.golden")
 	for i, h := range in {
 		bits, err := strconv.ParseUint(h, 16, 64)
 		if err != nil {
