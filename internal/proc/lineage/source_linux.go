@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 // procSource reads /proc. root is "/proc" except in tests that simulate an
@@ -30,27 +32,11 @@ func (s procSource) stat(pid int) (procStat, error) {
 		}
 		return procStat{}, err
 	}
-	return parseStat(b)
-}
-
-// parseStat takes the fields after the last ')' (the command name may hold
-// spaces and parentheses): state(0) ppid(1) pgrp(2) session(3) ... starttime(19).
-func parseStat(b []byte) (procStat, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, errors.New("malformed /proc stat")
+	st, err := procid.ParseStat(b)
+	if err != nil {
+		return procStat{}, err
 	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, errors.New("malformed /proc stat")
-	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	sid, err2 := strconv.Atoi(string(f[3]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return procStat{}, errors.New("malformed /proc stat")
-	}
-	return procStat{state: f[0][0], ppid: ppid, sid: sid, start: start}, nil
+	return procStat{state: st.State, ppid: st.PPID, sid: st.SID, start: st.Start}, nil
 }
 
 // children unions /proc/PID/task/*/children: a child belongs to the thread

@@ -23,10 +23,12 @@ func Stat(pid int) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("procid: pid %d: %w: %w", pid, ErrGone, err)
 	}
-	return parseStat(b)
+	return ParseStat(b)
 }
 
-func parseStat(b []byte) (Status, error) {
+// ParseStat parses the contents of a /proc/PID/stat file (of any proc
+// mount: the lineage tracker reads its own).
+func ParseStat(b []byte) (Status, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return Status{}, fmt.Errorf("procid: malformed stat")

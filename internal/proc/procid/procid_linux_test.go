@@ -44,14 +44,14 @@ func TestZombieAndReapedDoNotMatch(t *testing.T) {
 func TestParseStatCommandWithParens(t *testing.T) {
 	// A command name may contain ") (" and spaces: fields start after the last ')'.
 	line := "4242 (evil) S 1 2 (x)) R 10 20 30 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10\n"
-	st, err := parseStat([]byte(line))
+	st, err := ParseStat([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.State != 'R' || st.PPID != 10 || st.PGID != 20 || st.SID != 30 || st.Start != 987654 {
 		t.Fatalf("parsed %+v", st)
 	}
-	if _, err := parseStat([]byte("12 (short) S 1 2")); err == nil {
+	if _, err := ParseStat([]byte("12 (short) S 1 2")); err == nil {
 		t.Fatal("short stat accepted")
 	}
 }
