@@ -5,7 +5,8 @@
 # machine's load touches every path alike: round trip p50/p99/max and the
 # first echo after spawn, for cat directly, bwrap --unshare-pid
 # --as-pid-1, and loki-supervise session through none, namespace and oci
-# (crun), with ratios to bwrap. Then 1 GiB stdin -> cat -> stdout through
+# (crun), with ratios to bwrap; the --relay rows keep the stdio relay the
+# client's own pipes otherwise bypass (the path before). Then 1 GiB stdin -> cat -> stdout through
 # bwrap and the loki backends, best of ACP_TR (3), ratios to bwrap.
 # Needs root (namespaces). Compare within one run: the VM's cross-CPU
 # wakeups move every absolute figure.
@@ -28,6 +29,8 @@ variants=(
 	"loki none=exec $S --isolation none -- cat"
 	"loki namespace=exec $S --isolation namespace -- cat"
 	"loki oci (crun)=exec $S --isolation oci --runtime crun --rootfs $work/rootfs -- cat"
+	"namespace --relay=exec $S --relay --isolation namespace -- cat"
+	"oci (crun) --relay=exec $S --relay --isolation oci --runtime crun --rootfs $work/rootfs -- cat"
 )
 if [ -n "${ACP_BASELINE:-}" ]; then
 	# An older build beside this one, in the same run (before/after).
@@ -46,10 +49,12 @@ for _ in range(int(sys.argv[2])):
 print("%.0f" % best)' "$1" "$TR"; }
 for pin in "" "taskset -c 0"; do
 	tag=${pin:-(free)}
-	b=$(tp "head -c 1G /dev/zero | $pin bwrap --unshare-pid --as-pid-1 --dev-bind / / cat > /dev/null")
+	# Read through a pipe (as a client would): a file or /dev/null as
+	# stdout keeps loki's relay, a pipe lets the peer write it directly.
+	b=$(tp "head -c 1G /dev/zero | $pin bwrap --unshare-pid --as-pid-1 --dev-bind / / cat | cat > /dev/null")
 	printf '%-34s %6s MiB/s\n' "bwrap $tag" "$b"
-	for v in "namespace:--isolation namespace" "oci (crun):--isolation oci --runtime crun --rootfs $work/rootfs"; do
-		m=$(tp "head -c 1G /dev/zero | $pin $S ${v#*:} -- cat > /dev/null")
+	for v in "namespace:--isolation namespace" "oci (crun):--isolation oci --runtime crun --rootfs $work/rootfs" "namespace --relay:--relay --isolation namespace"; do
+		m=$(tp "head -c 1G /dev/zero | $pin $S ${v#*:} -- cat | cat > /dev/null")
 		printf '%-34s %6s MiB/s  %5.2fx\n' "loki ${v%%:*} $tag" "$m" "$(python3 -c "print($m/$b)")"
 	done
 done

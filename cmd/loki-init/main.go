@@ -76,6 +76,8 @@ func parse(args []string, stderr io.Writer) (pid1.Config, error) {
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", pid1.DefaultLeaseDuration, "exit 124 when the lease is not renewed for this long")
 	fs.DurationVar(&cfg.PollInterval, "poll-interval", pid1.DefaultPollInterval, "how often to re-read the lease when inotify cannot report renewals")
 	fs.DurationVar(&cfg.Grace, "grace", pid1.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
+	fs.IntVar(&cfg.StdinFD, "stdin-fd", 0, "the host passed its client's own stdin as this descriptor (and fd 1 is its own stdout; pipes or sockets): the peer gets both directly and fd 0 carries only the prelude (0: forward fd 0)")
+	fs.BoolVar(&cfg.StderrDirect, "stderr-direct", false, "with -stdin-fd: fd 2 goes to the peer directly too")
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -83,7 +85,7 @@ func parse(args []string, stderr io.Writer) (pid1.Config, error) {
 		}
 		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}
-	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 {
+	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 || (cfg.StdinFD != 0 && cfg.StdinFD < 3) {
 		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")
 		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}

@@ -114,6 +114,7 @@ func sessionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci; the image's WORKDIR or / for docker)"},
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "run the agent on a terminal inside the isolation (stdin must be a terminal; stdout and stderr become one stream; not with --isolation none)"},
 		&cli.StringFlag{Name: "stdin-from", Hidden: true},
+		&cli.BoolFlag{Name: "relay", Hidden: true}, // keep the stdio relay (benchmarks, tests)
 		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
 			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
 		&cli.StringFlag{Name: "control-root", Usage: "parent of the private control dirs (default /run/loki for root, else $XDG_RUNTIME_DIR/loki)"},
@@ -269,6 +270,7 @@ func runSession(c *cli.Context) error {
 		StopTimeout:   c.Duration("stop-timeout"),
 		WaitAfterEOF:  c.Bool("wait-after-eof"),
 		TTY:           c.Bool("tty"),
+		Relay:         c.Bool("relay"),
 		ControlRoot:   c.String("control-root"),
 		Confine:       confinement,
 		Stdin:         stdin,

@@ -31,6 +31,14 @@ type Config struct {
 	// the peer then runs until it exits, bounded only by the lease. For a
 	// host that pipes one request in and wants the whole answer.
 	WaitAfterEOF bool
+	// StdinFD > 0: the host passed its client's own stdin as this
+	// descriptor, and fd 1 is its client's own stdout (pipes or sockets);
+	// the peer gets them as its stdio, with no forwarder (see
+	// direct_linux.go). fd 0 then carries only the prelude.
+	StdinFD int
+	// StderrDirect (with StdinFD): fd 2 is handed to the peer as well;
+	// otherwise the peer's stderr is forwarded to it as usual.
+	StderrDirect bool
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

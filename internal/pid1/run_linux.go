@@ -94,18 +94,22 @@ type loop struct {
 	redo   chan struct{} // a sweep used its whole batch
 	exited chan struct{} // the peer ended (its pidfd), before SIGCHLD says so
 
-	prelude chan preludeResult
-	fwd     chan forwarded
-	peer    peer
-	open    int       // output forwarders still running
-	ended   time.Time // when the peer's exit was collected
-	heldC   <-chan time.Time
-	eofC    <-chan time.Time
-	graceC  <-chan time.Time
-	tidyC   <-chan time.Time // time to hand the launch's garbage back
-	stopSig unix.Signal
+	prelude  chan preludeResult
+	fwd      chan forwarded
+	peer     peer
+	open     int       // output forwarders still running
+	ended    time.Time // when the peer's exit was collected
+	heldC    <-chan time.Time
+	eofC     <-chan time.Time
+	graceC   <-chan time.Time
+	tidyC    <-chan time.Time // time to hand the launch's garbage back
+	direct   bool             // the peer has the host's own stdio (Config.StdinFD)
+	heldPoll *time.Ticker     // direct output still held after the peer exited
+	stopSig  unix.Signal
 
 	movedAtEOF int64 // movedBytes when host stdin reached EOF
+	wroteAtEOF int64 // sessionWrites then (direct stdio)
+	wroteOK    bool
 }
 
 func newLoop(cfg Config, sig signals) *loop {
@@ -163,6 +167,8 @@ func (l *loop) run() error {
 		case <-l.graceC:
 			killAll()
 			err = shutdownCode(int(l.stopSig))
+		case <-l.heldTick():
+			// settle re-checks below
 		case <-l.tidyC:
 			l.tidyC = nil
 			debug.FreeOSMemory()
@@ -258,7 +264,7 @@ func (l *loop) launch(r preludeResult) error {
 		return refuse(StagePeerSpawn, err)
 	}
 	<-l.sig.guarded
-	p, err := spawn(spec)
+	p, err := spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
 	if err != nil {
 		return refuse(StagePeerSpawn, err)
 	}
@@ -268,10 +274,23 @@ func (l *loop) launch(r preludeResult) error {
 	watchExit(p.pidfd, l.exited)
 	l.stage = StageSupervision
 	l.fwd = make(chan forwarded, 3)
-	go func() {
-		forward(streamIn, p.stdin, 0, l.fwd)
-	}()
-	if p.tty >= 0 {
+	if l.cfg.StdinFD > 0 {
+		l.direct = true
+		go watchDirect(l.cfg.StdinFD, l.cfg.StderrDirect, l.fwd)
+	} else {
+		go func() {
+			forward(streamIn, p.stdin, 0, l.fwd)
+		}()
+	}
+	if l.direct {
+		// The peer writes to the host itself; a stderr that is not
+		// handed over is forwarded as usual.
+		l.open = 0
+		if p.stderr >= 0 {
+			l.open = 1
+			go forward(streamErr, 2, p.stderr, l.fwd)
+		}
+	} else if p.tty >= 0 {
 		// One stream: the terminal's output, stdout and stderr mixed as
 		// the peer wrote them. A resize the host made while the peer
 		// started is applied now; later ones arrive by notification.
@@ -309,10 +328,15 @@ func (l *loop) forwarded(f forwarded) error {
 		// Close the peer's stdin so it sees EOF too. A write error means
 		// the peer closed its stdin, which is normal after a single-shot
 		// answer, and is not an input EOF.
-		unix.Close(l.peer.stdin)
+		if l.peer.stdin >= 0 {
+			unix.Close(l.peer.stdin)
+		}
 		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
 			l.eofC = time.After(CompletionWindow)
 			l.movedAtEOF = movedBytes.Load()
+			if l.direct {
+				l.wroteAtEOF, l.wroteOK = sessionWrites()
+			}
 		}
 		return nil
 	}
@@ -337,11 +361,28 @@ func (l *loop) settle() error {
 		l.heldC = time.After(CompletionWindow)
 		l.eofC = nil
 	}
-	if l.open == 0 {
-		return peerOutcome(st, l.stopSig)
+	if l.open > 0 {
+		return nil
 	}
-	return nil
+	if l.direct {
+		// Output went straight to the host: lost when its reader is
+		// gone, complete once nothing left in the namespace holds it.
+		if outputGone(l.cfg.StderrDirect) {
+			return refuse(StageSupervision, ErrOutputLost)
+		}
+		if outputHeld(l.cfg.StderrDirect) {
+			if l.heldPoll == nil {
+				l.heldPoll = time.NewTicker(heldPollEvery)
+			}
+			return nil
+		}
+	}
+	return peerOutcome(st, l.stopSig)
 }
+
+// heldPollEvery is how often held direct output is re-checked after the
+// peer exited (within the completion window).
+const heldPollEvery = 20 * time.Millisecond
 
 // inputDone runs a completion window after host stdin reached EOF with the
 // peer still running: the host's end of input ends a single-shot session.
@@ -356,10 +397,24 @@ func (l *loop) inputDone() error {
 	if _, ok := l.reaper.CheckPeer(); ok {
 		return nil // settle takes it from here
 	}
+	if l.direct {
+		// The peer writes to the host itself: whether it was still
+		// writing is told by the namespace's write counters.
+		if w, ok := sessionWrites(); !ok || !l.wroteOK || w != l.wroteAtEOF {
+			return refuse(StageSupervision, ErrEOFCut)
+		}
+	}
 	if movedBytes.Load() != l.movedAtEOF || pending(l.peer.stdout) || pending(l.peer.stderr) {
 		return refuse(StageSupervision, ErrEOFCut)
 	}
 	return exitcode.Exited(0)
+}
+
+func (l *loop) heldTick() <-chan time.Time {
+	if l.heldPoll == nil {
+		return nil
+	}
+	return l.heldPoll.C
 }
 
 // resize applies the host's latest window size to the peer's terminal (a
@@ -375,6 +430,9 @@ func (l *loop) resize() {
 
 // pending reports bytes the peer wrote that no forwarder has moved yet.
 func pending(fd int) bool {
+	if fd < 0 {
+		return false
+	}
 	n, err := unix.IoctlGetInt(fd, unix.TIOCINQ) // FIONREAD
 	return err == nil && n > 0
 }

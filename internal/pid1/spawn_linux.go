@@ -29,7 +29,7 @@ type peer struct {
 // can be signalled as one), with fresh pipes as its stdio. Nothing but
 // those three descriptors crosses into it: every other descriptor of the
 // init is close-on-exec.
-func spawn(s launch.Spec) (peer, error) {
+func spawn(s launch.Spec, stdinFD int, stderrDirect bool) (peer, error) {
 	if !isDir(s.Cwd) {
 		return peer{}, ErrCwd
 	}
@@ -39,6 +39,9 @@ func spawn(s launch.Spec) (peer, error) {
 	}
 	if s.TTY != nil {
 		return spawnTTY(path, s)
+	}
+	if stdinFD > 0 {
+		return spawnDirect(path, s, stdinFD, stderrDirect)
 	}
 	var in, out, errp [2]int
 	if err := pipes(&in, &out, &errp); err != nil {
@@ -66,6 +69,38 @@ func spawn(s launch.Spec) (peer, error) {
 		return peer{}, classifyExec(err)
 	}
 	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0], tty: -1}, nil
+}
+
+// spawnDirect starts the peer on the host's own descriptors: stdinFD and
+// fd 1, and fd 2 when stderrDirect (else a pipe the init forwards). The
+// init keeps its copies, to watch them.
+func spawnDirect(path string, s launch.Spec, stdinFD int, stderrDirect bool) (peer, error) {
+	errR, errW := -1, 2
+	if !stderrDirect {
+		var p [2]int
+		if err := pipes(&p); err != nil {
+			return peer{}, err
+		}
+		growPipe(p[1])
+		errR, errW = p[0], p[1]
+	}
+	pidfd := -1
+	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
+		Dir:   s.Cwd,
+		Env:   s.Environ(),
+		Files: []uintptr{uintptr(stdinFD), 1, uintptr(errW)},
+		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
+	})
+	if !stderrDirect {
+		unix.Close(errW)
+	}
+	if err != nil {
+		if errR >= 0 {
+			unix.Close(errR)
+		}
+		return peer{}, classifyExec(err)
+	}
+	return peer{pid: pid, pidfd: pidfd, stdin: -1, stdout: -1, stderr: errR, tty: -1}, nil
 }
 
 // spawnTTY starts the peer on a fresh pseudo-terminal: the slave is its

@@ -49,6 +49,23 @@ type Request struct {
 	// opens through /dev/ptmx; the backend must make that a devpts
 	// instance private to the session (OCI runtimes and Docker do).
 	TTY bool
+	// HostStdin, when set, is the client's own stdin, to be passed to the
+	// init as the descriptor the backend's DirectStdinFD names (the
+	// init's stdout and stderr are the client's own already).
+	HostStdin *os.File
+}
+
+// directStdin is a backend that can pass one more descriptor to the init.
+type directStdin interface {
+	// DirectStdinFD is the descriptor number HostStdin has in the init.
+	DirectStdinFD() int
+}
+
+func directStdinFD(b Backend) int {
+	if d, ok := b.(directStdin); ok {
+		return d.DirectStdinFD()
+	}
+	return 0
 }
 
 // Process is a started session.

@@ -20,7 +20,11 @@
 //     stdin (moved with splice(2) where it can be). A stdin that fails
 //     (other than by EOF) is reported and never passes as a clean run. The
 //     init's stdout and stderr are the caller's own descriptors, so output
-//     is never buffered, reordered or mixed by the supervisor.
+//     is never buffered, reordered or mixed by the supervisor. Where the
+//     caller's stdin and stdout are pipes or sockets and the backend can
+//     pass a descriptor (Request.HostStdin), there is no relay at all: the
+//     peer gets the caller's own descriptors, and loki-init observes EOF,
+//     lost and held output on them.
 //   - The first renewal the init needs after its start comes as soon as the
 //     init is seen reading its baseline (or, lacking notifications, within
 //     a 1 ms-doubling backoff), so the lease costs start-up almost nothing.

@@ -107,3 +107,27 @@ func dupFile(f *os.File) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), f.Name()+"-kept"), nil
 }
+
+// directStdio reports whether the client's descriptors can be handed to
+// the peer: pipes or sockets, whose ends loki-init can watch (a hang-up
+// on stdin, a vanished reader on stdout/stderr). Terminals, files and
+// /dev/null keep the relay.
+func directStdio(files ...*os.File) bool {
+	for _, f := range files {
+		if f == nil {
+			return false
+		}
+		fd, ok := rawFD(f)
+		if !ok {
+			return false
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			return false
+		}
+		if m := st.Mode & unix.S_IFMT; m != unix.S_IFIFO && m != unix.S_IFSOCK {
+			return false
+		}
+	}
+	return true
+}

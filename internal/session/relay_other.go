@@ -15,3 +15,5 @@ func relayStdin(dst, src *os.File) error { return copyFallback(dst, src) }
 func unread(*os.File) (int, error) { return 0, nil }
 
 func dupFile(f *os.File) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+func directStdio(...*os.File) bool { return false }

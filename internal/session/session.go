@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -40,6 +41,9 @@ type Config struct {
 	// must be the host terminal, which is in raw mode while the session
 	// runs and restored when Run returns.
 	TTY bool
+	// Relay keeps the supervisor's stdin relay and loki-init's forwarders
+	// even where the client's descriptors could be passed to the peer.
+	Relay bool
 
 	ControlRoot string // parent of the private session dirs; "" = DefaultControlRoot
 
@@ -167,13 +171,24 @@ func Run(cfg Config) error {
 			return exitcode.NotLaunched(err)
 		}
 	}
+	// The client's own descriptors go to the peer where the backend can
+	// pass them: no relay, no forwarder (loki-init watches them instead).
+	initArgs, feedFrom, hostStdin := cfg.InitArgs(), cfg.Stdin, (*os.File)(nil)
+	if fd := directStdinFD(cfg.Backend); fd > 0 && term == nil && !cfg.Relay && directStdio(cfg.Stdin, cfg.Stdout) {
+		initArgs = append(initArgs, "-stdin-fd", strconv.Itoa(fd))
+		if directStdio(cfg.Stderr) {
+			initArgs = append(initArgs, "-stderr-direct")
+		}
+		feedFrom, hostStdin = nil, cfg.Stdin
+	}
 	// Watch for the init's first read of the lease before it can exist.
 	reads, stopWatch := lease.WatchReads(dirs.control)
 	proc, err := cfg.Backend.Start(Request{
 		ControlDir:  dirs.control,
 		ControlRoot: dirs.parent,
 		Scratch:     dirs.scratch,
-		InitArgs:    cfg.InitArgs(),
+		InitArgs:    initArgs,
+		HostStdin:   hostStdin,
 		Peer:        cfg.Peer,
 		Confine:     cfg.Confine,
 		Stdin:       inR,
@@ -196,7 +211,7 @@ func Run(cfg Config) error {
 	}
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
-	go feed(inW, prelude, cfg.Stdin, fed, hs)
+	go feed(inW, prelude, feedFrom, fed, hs)
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	gap := stopRenewing()
 	proc.Close()

@@ -26,6 +26,13 @@ import (
 // statusFD is the stage's end of the status pipe (ExtraFiles[0]).
 const statusFD = 3
 
+// hostStdinFD is the client's own stdin in the stage and in loki-init
+// (ExtraFiles[1]) when the session passes it (Request.HostStdin).
+const hostStdinFD = 4
+
+// DirectStdinFD is where loki-init finds Request.HostStdin.
+func (b *Backend) DirectStdinFD() int { return hostStdinFD }
+
 // maxStatus bounds what the supervisor reads from the status pipe.
 const maxStatus = 4096
 
@@ -39,7 +46,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	stage := stagePolicy{Policy: req.Confine, TTY: req.TTY}
+	stage := stagePolicy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
 	if exe := req.Peer.Argv[0]; stage.FS != confine.FSHost && filepath.IsAbs(exe) && under(filepath.Clean(exe), "/tmp") {
 		// The agent's own executable stays reachable under the private
 		// /tmp, read-only.
@@ -74,7 +81,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
-		ExtraFiles:  []*os.File{statusW},
+		ExtraFiles:  extraFiles(statusW, req.HostStdin),
 		SysProcAttr: b.sysProcAttr(req.Confine),
 	}
 	err = cmd.Start()
@@ -111,6 +118,8 @@ type stagePolicy struct {
 	// TTY: the peer gets a terminal, so /dev/pts must be the session's
 	// own devpts (the confined /dev has one; the host's /dev does not).
 	TTY bool `json:"tty,omitempty"`
+	// HostStdin: hostStdinFD is the client's stdin, kept for loki-init.
+	HostStdin bool `json:"host_stdin,omitempty"`
 }
 
 // check refuses what this backend cannot give: without root, the user
@@ -148,6 +157,15 @@ func searchable(st unix.Stat_t, u confine.User) bool {
 		return st.Mode&0o010 != 0
 	}
 	return st.Mode&0o001 != 0
+}
+
+// extraFiles are the stage's fds from 3 on: the status pipe, then the
+// client's stdin when it is passed.
+func extraFiles(status, hostStdin *os.File) []*os.File {
+	if hostStdin == nil {
+		return []*os.File{status}
+	}
+	return []*os.File{status, hostStdin}
 }
 
 func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
@@ -278,6 +296,12 @@ func RunStage(args []string) error {
 	// reach the namespace: only stdio crosses the exec.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("close descriptors", err)
+	}
+	if policy.HostStdin {
+		// The client's own stdin, which loki-init hands to the peer.
+		if _, err := unix.FcntlInt(hostStdinFD, unix.F_SETFD, 0); err != nil {
+			return fail("host stdin", err)
+		}
 	}
 	err = unix.Exec(argv[0], argv, []string{})
 	return fail("exec "+argv[0], err)

@@ -38,8 +38,12 @@ type Backend struct {
 	Warn func(string)
 }
 
-func (b *Backend) Name() string    { return Name }
-func (b *Backend) NeedsInit() bool { return true }
+func (b *Backend) Name() string { return Name }
+
+// DirectStdinFD: Request.HostStdin reaches the init as fd 3 (the
+// runtime's --preserve-fds 1).
+func (b *Backend) DirectStdinFD() int { return 3 }
+func (b *Backend) NeedsInit() bool    { return true }
 
 // ResolveRuntime finds the runtime binary and tells crun from runc by name.
 func ResolveRuntime(name string) (path, flavour string, err error) {
@@ -104,8 +108,16 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	p.pidFile = filepath.Join(bundle, "init.pid")
-	p.cmd = p.command("run", "--bundle", bundle, "--pid-file", p.pidFile, p.id)
+	args := []string{"run", "--bundle", bundle, "--pid-file", p.pidFile}
+	if req.HostStdin != nil {
+		// The client's own stdin as fd 3 of the container's process.
+		args = append(args, "--preserve-fds", "1")
+	}
+	p.cmd = p.command(append(args, p.id)...)
 	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = req.Stdin, req.Stdout, req.Stderr
+	if req.HostStdin != nil {
+		p.cmd.ExtraFiles = []*os.File{req.HostStdin}
+	}
 	// Own process group: terminal signals go to the supervisor only.
 	if p.cmd.SysProcAttr == nil {
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{}

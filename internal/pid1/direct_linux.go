@@ -1,0 +1,161 @@
+package pid1
+
+import (
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Direct stdio (Config.StdinFD > 0): the host handed the init its
+// client's own descriptors, stdin as StdinFD and stdout/stderr as fd 1/2,
+// and the peer gets them as its stdio, so a message crosses no forwarder.
+// The outcomes the forwarders used to observe are observed on the
+// descriptors instead:
+//   - host stdin EOF: the client closed its end (POLLHUP, or POLLRDHUP for
+//     a socket) starts the same single-shot window as an EOF read;
+//   - lost output: a stdout or stderr whose reader went away (POLLERR,
+//     POLLHUP) ends the run with 125 at once, and at completion;
+//   - output cut by the single-shot rule: whether the session was still
+//     writing in the window after host stdin EOF is told by the write
+//     counters of every process of the namespace but the init (/proc/PID/io
+//     wchar, which includes each one's reaped children): any write counts,
+//     so a peer that only wrote a file then is reported as cut too, and so
+//     is an orphan the init reaped meanwhile (fail closed);
+//   - held output: once the peer exited, no other process of the
+//     namespace may still hold stdout or stderr (a /proc scan); one that
+//     does past the completion window is 125, as for pipes.
+
+// watchDirect reports host stdin EOF (once) and a vanished output reader
+// on done. It waits in one blocking poll, on a goroutine of its own (the
+// init has a second P for it); the descriptors are shared with the peer,
+// so they stay blocking and out of the runtime's poller.
+func watchDirect(stdin int, stderr bool, done chan<- forwarded) {
+	fds := []unix.PollFd{
+		{Fd: int32(stdin), Events: unix.POLLRDHUP},
+		{Fd: 1, Events: 0}, // POLLERR and POLLHUP are always reported
+		{Fd: -1},
+	}
+	if stderr {
+		fds[2].Fd = 2
+	}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if fds[0].Fd >= 0 && fds[0].Revents != 0 {
+			fds[0].Fd = -1 // reported once; poll skips negative fds
+			done <- forwarded{s: streamIn, eof: true}
+		}
+		for _, i := range []int{1, 2} {
+			if fds[i].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+				done <- forwarded{s: streamOut, err: unix.EPIPE}
+				return
+			}
+		}
+	}
+}
+
+// outputs are the descriptors the peer writes to the host through.
+func outputs(stderr bool) []int {
+	if stderr {
+		return []int{1, 2}
+	}
+	return []int{1}
+}
+
+// outputGone reports whether the reader of a direct output went away.
+func outputGone(stderr bool) bool {
+	for _, fd := range outputs(stderr) {
+		fds := []unix.PollFd{{Fd: int32(fd)}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// outputHeld reports whether a process of the namespace other than the
+// init still holds the host's stdout or stderr. Where /proc is not this
+// namespace's own nothing can be proven, and the output counts as held.
+func outputHeld(stderr bool) bool {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return true
+	}
+	outs := outputs(stderr)
+	want := make([]unix.Stat_t, len(outs))
+	for i, fd := range outs {
+		if unix.Fstat(fd, &want[i]) != nil {
+			return true
+		}
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 {
+			continue
+		}
+		dir := "/proc/" + e.Name() + "/fd/"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or a zombie: holds nothing
+		}
+		for _, f := range fds {
+			var st unix.Stat_t
+			if unix.Stat(dir+f.Name(), &st) != nil {
+				continue
+			}
+			for i := range want {
+				if st.Dev == want[i].Dev && st.Ino == want[i].Ino {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// sessionWrites sums the bytes written (wchar) by every process of the
+// namespace but the init, whose runtime writes to its own eventfd to wake
+// its poller (each parent's count holds its reaped children's; an orphan
+// the init reaps leaves the sum, which then changes as well). ok is false
+// when a count cannot be read or /proc is not this namespace's own.
+func sessionWrites() (total int64, ok bool) {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return 0, false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err != nil || pid == 1 {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/io")
+		if err != nil {
+			if _, gone := os.Stat("/proc/" + e.Name()); gone != nil {
+				continue // exited meanwhile: its parent's count has it
+			}
+			return 0, false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, found := strings.CutPrefix(line, "wchar: "); found {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return 0, false
+				}
+				total += n
+			}
+		}
+	}
+	return total, true
+}
