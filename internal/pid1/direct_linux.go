@@ -19,10 +19,9 @@ import (
 //     POLLHUP) ends the run with 125 at once, and at completion;
 //   - output cut by the single-shot rule: whether the session was still
 //     writing in the window after host stdin EOF is told by the write
-//     counters of every process of the namespace but the init (/proc/PID/io
-//     wchar, which includes each one's reaped children): any write counts,
-//     so a peer that only wrote a file then is reported as cut too, and so
-//     is an orphan the init reaped meanwhile (fail closed);
+//     counters (/proc/PID/task/TID/io wchar) of the namespace's processes
+//     that hold the host's stdout or stderr: any write by one of them
+//     counts, even to a file, and so does one exiting (fail closed);
 //   - held output: once the peer exited, no other process of the
 //     namespace may still hold stdout or stderr (a /proc scan); one that
 //     does past the completion window is 125, as for pipes.
@@ -84,52 +83,70 @@ func outputGone(stderr bool) bool {
 // init still holds the host's stdout or stderr. Where /proc is not this
 // namespace's own nothing can be proven, and the output counts as held.
 func outputHeld(stderr bool) bool {
-	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+	want, ok := outputIDs(stderr)
+	if !ok {
 		return true
-	}
-	outs := outputs(stderr)
-	want := make([]unix.Stat_t, len(outs))
-	for i, fd := range outs {
-		if unix.Fstat(fd, &want[i]) != nil {
-			return true
-		}
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return true
 	}
 	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 1 {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && pid > 1 && holds(e.Name(), want) {
+			return true
+		}
+	}
+	return false
+}
+
+// outputIDs are the host outputs' identities; ok is false where /proc is
+// not this namespace's own (then nothing about its processes is proven).
+func outputIDs(stderr bool) ([]unix.Stat_t, bool) {
+	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+		return nil, false
+	}
+	outs := outputs(stderr)
+	want := make([]unix.Stat_t, len(outs))
+	for i, fd := range outs {
+		if unix.Fstat(fd, &want[i]) != nil {
+			return nil, false
+		}
+	}
+	return want, true
+}
+
+// holds reports whether process pid has one of want open.
+func holds(pid string, want []unix.Stat_t) bool {
+	dir := "/proc/" + pid + "/fd/"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false // gone, or a zombie: holds nothing
+	}
+	for _, f := range fds {
+		var st unix.Stat_t
+		if unix.Stat(dir+f.Name(), &st) != nil {
 			continue
 		}
-		dir := "/proc/" + e.Name() + "/fd/"
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue // gone, or a zombie: holds nothing
-		}
-		for _, f := range fds {
-			var st unix.Stat_t
-			if unix.Stat(dir+f.Name(), &st) != nil {
-				continue
-			}
-			for i := range want {
-				if st.Dev == want[i].Dev && st.Ino == want[i].Ino {
-					return true
-				}
+		for i := range want {
+			if st.Dev == want[i].Dev && st.Ino == want[i].Ino {
+				return true
 			}
 		}
 	}
 	return false
 }
 
-// sessionWrites sums the bytes written (wchar) by every process of the
-// namespace but the init, whose runtime writes to its own eventfd to wake
-// its poller (each parent's count holds its reaped children's; an orphan
-// the init reaps leaves the sum, which then changes as well). ok is false
-// when a count cannot be read or /proc is not this namespace's own.
-func sessionWrites() (total int64, ok bool) {
-	if self, err := os.Readlink("/proc/self"); err != nil || self != "1" {
+// sessionWrites sums the bytes written (wchar) by the threads of the
+// namespace's processes that hold the host's stdout or stderr, the only
+// ones whose writes can be output: not the init, whose runtime writes to
+// its own eventfd, nor a `cat >/dev/null`. Per thread (task/TID/io),
+// because a process's own count takes in its reaped children's (the
+// shell that reaps that cat); a holder or thread that exits in the window
+// changes the sum (fail closed). ok is false when a
+// count cannot be read or /proc is not this namespace's own.
+func sessionWrites(stderr bool) (total int64, ok bool) {
+	want, ok := outputIDs(stderr)
+	if !ok {
 		return 0, false
 	}
 	entries, err := os.ReadDir("/proc")
@@ -137,25 +154,38 @@ func sessionWrites() (total int64, ok bool) {
 		return 0, false
 	}
 	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err != nil || pid == 1 {
+		if pid, err := strconv.Atoi(e.Name()); err != nil || pid == 1 || !holds(e.Name(), want) {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/io")
+		tasks, err := os.ReadDir("/proc/" + e.Name() + "/task")
 		if err != nil {
-			if _, gone := os.Stat("/proc/" + e.Name()); gone != nil {
-				continue // exited meanwhile: its parent's count has it
-			}
-			return 0, false
+			continue // exited meanwhile
 		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, found := strings.CutPrefix(line, "wchar: "); found {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return 0, false
+		for _, task := range tasks {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/task/" + task.Name() + "/io")
+			if err != nil {
+				if _, gone := os.Stat("/proc/" + e.Name() + "/task/" + task.Name()); gone != nil {
+					continue // exited meanwhile
 				}
-				total += n
+				return 0, false
 			}
+			n, ok := wchar(b)
+			if !ok {
+				return 0, false
+			}
+			total += n
 		}
 	}
 	return total, true
+}
+
+// wchar is the "wchar:" count of a /proc io file.
+func wchar(b []byte) (int64, bool) {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, found := strings.CutPrefix(line, "wchar: "); found {
+			n, err := strconv.ParseInt(v, 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }

@@ -335,7 +335,7 @@ func (l *loop) forwarded(f forwarded) error {
 			l.eofC = time.After(CompletionWindow)
 			l.movedAtEOF = movedBytes.Load()
 			if l.direct {
-				l.wroteAtEOF, l.wroteOK = sessionWrites()
+				l.wroteAtEOF, l.wroteOK = sessionWrites(l.cfg.StderrDirect)
 			}
 		}
 		return nil
@@ -400,7 +400,7 @@ func (l *loop) inputDone() error {
 	if l.direct {
 		// The peer writes to the host itself: whether it was still
 		// writing is told by the namespace's write counters.
-		if w, ok := sessionWrites(); !ok || !l.wroteOK || w != l.wroteAtEOF {
+		if w, ok := sessionWrites(l.cfg.StderrDirect); !ok || !l.wroteOK || w != l.wroteAtEOF {
 			return refuse(StageSupervision, ErrEOFCut)
 		}
 	}
