@@ -4,6 +4,7 @@ package confine
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,11 +85,11 @@ func session(t *testing.T, b backend, flags []string, peer ...string) (int, stri
 		attr = asUser(nobody)
 	} else {
 		ctlRoot = t.TempDir()
-		// A --user init reaches its control dir through these.
-		for _, d := range []string{filepath.Dir(filepath.Dir(ctlRoot)), filepath.Dir(ctlRoot)} {
-			if err := os.Chmod(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
+		// A --user init reaches its control dir through the test's own
+		// temp dir (0700 when made). Never chmod above it: its parent is
+		// the host's /tmp.
+		if err := os.Chmod(filepath.Dir(ctlRoot), 0o755); err != nil {
+			t.Fatal(err)
 		}
 	}
 	args := append([]string{"session", "--init", init, "--control-root", ctlRoot, "--wait-after-eof"}, bflags...)
@@ -171,8 +172,13 @@ func copyExecutable(t *testing.T, src, dir string) string {
 func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
 func TestMain(m *testing.M) {
+	hostDirs := testutil.GuardHostDirs()
 	code := m.Run()
 	testutil.RemoveBusyboxRootfs()
+	if err := hostDirs(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 

@@ -5,6 +5,7 @@ package session
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -84,8 +85,13 @@ func relayBackends() []backend { return append(allBackends(), noneBackend()) }
 func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
 func TestMain(m *testing.M) {
+	hostDirs := testutil.GuardHostDirs()
 	code := m.Run()
 	testutil.RemoveBusyboxRootfs()
+	if err := hostDirs(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
