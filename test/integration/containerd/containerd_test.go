@@ -131,6 +131,30 @@ func ctrRun(t *testing.T, addr, config string) (*exec.Cmd, string) {
 	return cmd, id
 }
 
+// startUntilReady starts a ctr run command on a stdin pipe, sends the
+// prelude of `sh -c script` and waits for the peer's "ready" line. The
+// writer is the task's stdin (ctr run returns only once it is closed); it
+// is closed when the test ends at the latest.
+func startUntilReady(t *testing.T, cmd *exec.Cmd, script string) *io.PipeWriter {
+	t.Helper()
+	stdinR, stdinW := io.Pipe()
+	cmd.Stdin = stdinR
+	t.Cleanup(func() { stdinW.Close() })
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go stdinW.Write(prelude(t, "sh", "-c", script))
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
+		t.Fatalf("peer said %q (%v)", line, err)
+	}
+	return stdinW
+}
+
 // prelude is the launch prelude for argv, ahead of the peer's stdin.
 func prelude(t *testing.T, argv ...string) []byte {
 	t.Helper()
@@ -253,21 +277,7 @@ func TestLeaseExpiry(t *testing.T) {
 	config, control := bundle(t, leaseDur)
 	h := hold(t, control, 200*time.Millisecond)
 	cmd, id := ctrRun(t, addr, config)
-	stdinR, stdinW := io.Pipe()
-	cmd.Stdin = stdinR
-	defer stdinW.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go stdinW.Write(prelude(t, "sh", "-c", "sleep 1000 & echo ready; wait"))
-	line := make([]byte, 6)
-	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
-		t.Fatalf("peer said %q (%v)", line, err)
-	}
+	stdinW := startUntilReady(t, cmd, "sleep 1000 & echo ready; wait")
 	time.Sleep(leaseDur) // renewals keep it alive past one lease
 	if cmd.ProcessState != nil {
 		t.Fatal("the task ended while the lease was renewed")
@@ -315,21 +325,7 @@ func TestLeaseRole(t *testing.T) {
 	}
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	cmd, id := ctrRun(t, addr, config)
-	stdinR, stdinW := io.Pipe()
-	cmd.Stdin = stdinR
-	defer stdinW.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go stdinW.Write(prelude(t, "sh", "-c", "echo ready; sleep 1000"))
-	line := make([]byte, 6)
-	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
-		t.Fatalf("peer said %q (%v)", line, err)
-	}
+	stdinW := startUntilReady(t, cmd, "echo ready; sleep 1000")
 	time.Sleep(2 * leaseDur)
 	if !taskRunning(addr, id) {
 		t.Fatal("the task ended although the holder renewed the lease")
