@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/canonjson"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/macos/boundary"
 	"github.com/loki-sh/loki/internal/macos/provider"
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )

@@ -15,9 +15,9 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/execution/runnerenv"
 	"github.com/loki-sh/loki/internal/execution/state"
-	"github.com/loki-sh/loki/internal/macos/boundary"
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 

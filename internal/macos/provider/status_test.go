@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/macos/boundary"
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/macos/boundary"
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
 )
 

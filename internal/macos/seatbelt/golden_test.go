@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/canonjson"
-	"github.com/loki-sh/loki/internal/macos/boundary"
 	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
 )
 

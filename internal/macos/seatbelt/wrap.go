@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/execution/state"
-	"github.com/loki-sh/loki/internal/macos/boundary"
 )
 
 // The switches, and the one program that applies a profile.
