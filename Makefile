@@ -11,7 +11,7 @@ all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -o $(BIN)/loki-init ./cmd/loki-init
-	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -o $(BIN)/loki-supervise ./cmd/loki-supervise
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -tags urfave_cli_no_docs -o $(BIN)/loki-supervise ./cmd/loki-supervise
 
 # static proves loki-init has no dynamic section and reports its size.
 static: build

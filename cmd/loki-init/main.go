@@ -54,7 +54,6 @@ Flags:
 func main() {
 	cfg, err := parse(os.Args[1:], os.Stderr)
 	if err == nil {
-		reserveThreads(spareThreads)
 		err = pid1.Run(cfg)
 	}
 	if r := exitcode.Report(err); r != nil {

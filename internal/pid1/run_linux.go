@@ -35,7 +35,9 @@ func Run(cfg Config) error {
 	if cfg.ControlDir == "" {
 		return refuse(StageInitialization, ErrUsage)
 	}
+	threads := reserveThreads(spareThreads)
 	l := newLoop(cfg, sig)
+	l.threads = threads
 	warmDecoder()
 	defer l.watch.stop()
 	return l.run()
@@ -93,6 +95,8 @@ type loop struct {
 	reaper *reap.Reaper
 	redo   chan struct{} // a sweep used its whole batch
 	exited chan struct{} // the peer ended (its pidfd), before SIGCHLD says so
+	// threads is closed once the spare threads exist (threads.go).
+	threads <-chan struct{}
 
 	prelude  chan preludeResult
 	fwd      chan forwarded
@@ -264,6 +268,7 @@ func (l *loop) launch(r preludeResult) error {
 		return refuse(StagePeerSpawn, err)
 	}
 	<-l.sig.guarded
+	<-l.threads
 	p, err := spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
 	if err != nil {
 		return refuse(StagePeerSpawn, err)

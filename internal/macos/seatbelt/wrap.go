@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/loki-sh/loki/internal/boundary"
@@ -43,7 +44,9 @@ type Confinement struct {
 	KnownLimitations  []string `json:"known_limitations"`
 }
 
-var probeDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// Compiled on first use: every run of the binary (the namespace stage
+// too) would pay for it at start otherwise.
+var probeDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // Enabled reports whether a variable is switched on: 1, true, yes or on,
 // in any case, surrounding blanks ignored.
@@ -99,7 +102,7 @@ func (h host) wrap(executionDir string, args []string, workspace, runSh, spec st
 	}
 	raw, _ := h.lookup(EnvProbeSHA256)
 	probe := boundary.TrimSpace(raw)
-	if !probeDigest.MatchString(probe) {
+	if !probeDigest().MatchString(probe) {
 		return nil, nil, ErrProbeDigest
 	}
 	w, err := boundary.ForWorkspace(h.lookup, workspace, runSh, spec)

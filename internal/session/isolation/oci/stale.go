@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 )
 
 // recordFile, in every bundle, names the runtime flavour and container id,
@@ -18,7 +19,9 @@ type record struct {
 }
 
 // validID is exactly what newID makes.
-var validID = regexp.MustCompile(`^loki-[0-9a-f]{16}$`)
+// Compiled on first use: every run of the binary (the namespace stage
+// too) would pay for it at start otherwise.
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^loki-[0-9a-f]{16}$`) })
 
 func writeRecord(bundle, flavour, id string) error {
 	b, err := json.Marshal(record{Runtime: flavour, ID: id})
@@ -59,7 +62,7 @@ func readRecord(path string) (record, bool) {
 		return record{}, false
 	}
 	var r record
-	if json.Unmarshal(b, &r) != nil || (r.Runtime != "crun" && r.Runtime != "runc") || !validID.MatchString(r.ID) {
+	if json.Unmarshal(b, &r) != nil || (r.Runtime != "crun" && r.Runtime != "runc") || !validID().MatchString(r.ID) {
 		return record{}, false
 	}
 	return r, true

@@ -1,23 +1,34 @@
-package main
+package pid1
 
 import (
 	"runtime"
 	"sync"
 )
 
-// spareThreads is how many OS threads loki-init starts before anything
-// else and keeps idle. The Go runtime treats a failed thread creation as
+// spareThreads is how many OS threads loki-init starts before it spawns
+// the peer and keeps idle. The Go runtime treats a failed thread creation as
 // fatal, and loki-init shares its session's pids limit with the peer: a
 // fork bomb that fills --pids-max would otherwise kill the init with a
 // runtime trace instead of leaving it to report the peer's outcome.
 // Steady state is about 8 threads; idle ones are reused, never freed.
 const spareThreads = 12
 
-// reserveThreads makes the runtime create n threads now: n goroutines each
+// reserveThreads makes the runtime create n threads: n goroutines each
 // locked to a thread of its own at once, then unlocked (an unlocked
 // thread returns to the runtime's idle list; a locked one that exits
-// would be destroyed).
-func reserveThreads(n int) {
+// would be destroyed). It works while the init waits for the host's first
+// renewal and the prelude; the returned channel is closed once all n
+// exist, and the peer is spawned only after that.
+func reserveThreads(n int) <-chan struct{} {
+	ready := make(chan struct{})
+	go func() {
+		reserveThreadsNow(n)
+		close(ready)
+	}()
+	return ready
+}
+
+func reserveThreadsNow(n int) {
 	var locked, done sync.WaitGroup
 	release := make(chan struct{})
 	locked.Add(n)
