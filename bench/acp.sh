@@ -5,7 +5,11 @@
 # machine's load touches every path alike: round trip p50/p99/max and the
 # first echo after spawn, for cat directly, bwrap --unshare-pid
 # --as-pid-1, and loki-supervise session through none, namespace and oci
-# (crun), with ratios to bwrap; the --relay rows keep the stdio relay the
+# (crun), with ratios to bwrap; beside them, bwrap with a read-only root
+# and private /tmp (what a default loki session gives), crun alone (the
+# floor of the oci path) and namespace --fs host; the first echo is the
+# median of every spawn (ACP_STARTS, 10, more per round only time it);
+# the --relay rows keep the stdio relay the
 # client's own pipes otherwise bypass (the path before). Then 1 GiB stdin -> cat -> stdout through
 # bwrap and the loki backends, best of ACP_TR (3), ratios to bwrap.
 # Needs root (namespaces). Compare within one run: the VM's cross-CPU
@@ -22,12 +26,21 @@ mkdir -p "$work/rootfs/bin" "$work/rootfs/proc" "$work/rootfs/dev" "$work/rootfs
 cp /bin/busybox "$work/rootfs/bin/"
 for a in $(busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$work/rootfs/bin/$a"; done
 (cd "$root" && go build -o "$work/rttbench" ./bench/rttbench)
+# The oci floor: crun alone running cat in its default container (crun
+# refuses a hybrid host's cgroup2 mount, so it is hidden, as loki's oci
+# shim does).
+mkdir "$work/crun" && (cd "$work/crun" && crun spec && python3 -c 'import json,sys
+c=json.load(open("config.json")); c["process"]["args"]=["cat"]; c["process"]["terminal"]=False
+c["root"]={"path":sys.argv[1],"readonly":True}; json.dump(c,open("config.json","w"))' "$work/rootfs")
 S="$SUP session --init $INIT"
 variants=(
 	"cat=exec cat"
 	"bwrap=exec bwrap --unshare-pid --as-pid-1 --dev-bind / / cat"
+	"bwrap ro /, private /tmp=exec bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --unshare-ipc --die-with-parent --as-pid-1 cat"
+	"crun alone (oci floor)=exec unshare -m --propagation private sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun run -b $work/crun loki-bench-\$\$'"
 	"loki none=exec $S --isolation none -- cat"
 	"loki namespace=exec $S --isolation namespace -- cat"
+	"loki namespace --fs host=exec $S --isolation namespace --fs host -- cat"
 	"loki oci (crun)=exec $S --isolation oci --runtime crun --rootfs $work/rootfs -- cat"
 	"namespace --relay=exec $S --relay --isolation namespace -- cat"
 	"oci (crun) --relay=exec $S --relay --isolation oci --runtime crun --rootfs $work/rootfs -- cat"
@@ -38,7 +51,7 @@ if [ -n "${ACP_BASELINE:-}" ]; then
 	variants+=("base oci (crun)=exec $ACP_BASELINE/loki-supervise session --init $ACP_BASELINE/loki-init --isolation oci --runtime crun --rootfs $work/rootfs -- cat")
 fi
 echo "ACP round trip: a ${ACP_SIZE:-230}-byte line echoed by cat, $N per run, $R rounds pooled"
-"$work/rttbench" -n "$N" -r "$R" -size "${ACP_SIZE:-230}" -base bwrap "${variants[@]}"
+"$work/rttbench" -n "$N" -r "$R" -starts "${ACP_STARTS:-10}" -size "${ACP_SIZE:-230}" -base bwrap "${variants[@]}"
 echo
 echo "relay, 1 GiB stdin -> cat -> stdout, best of $TR (ratio to bwrap)"
 tp() { python3 -c 'import sys,time,subprocess

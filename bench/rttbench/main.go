@@ -6,8 +6,9 @@
 // row, and the time from spawn to the first echo. Variants are given as
 // NAME=COMMAND (run by sh -c) and measured round-robin, R rounds, so load
 // on a shared machine touches every variant alike; each row pools its
-// rounds' samples: p50, p99 and max round trip, the median first echo, and
-// ratios to the variant named by -base.
+// rounds' samples: p50, p99 and max round trip, the median first echo
+// (of every spawn: the measured ones and -starts more per round, which
+// only wait for the first echo), and ratios to the variant named by -base.
 //
 // The client side is the same for every variant and kept thin: blocking
 // pipes read and written with plain system calls on one locked thread (no
@@ -40,6 +41,7 @@ func main() {
 	rounds := flag.Int("r", 3, "rounds (every variant once per round)")
 	size := flag.Int("size", 230, "bytes per line, newline included")
 	base := flag.String("base", "", "variant the ratios are taken against (default: the first)")
+	starts := flag.Int("starts", 10, "extra spawns per round that only time the first echo")
 	flag.Parse()
 	runtime.LockOSThread()
 	var vs []*variant
@@ -52,7 +54,7 @@ func main() {
 		vs = append(vs, &variant{name: name, cmd: cmd})
 	}
 	if len(vs) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: rttbench [-n N] [-r R] [-base NAME] NAME=COMMAND...")
+		fmt.Fprintln(os.Stderr, "usage: rttbench [-n N] [-r R] [-starts K] [-base NAME] NAME=COMMAND...")
 		os.Exit(2)
 	}
 	line := message(*size)
@@ -65,6 +67,14 @@ func main() {
 			}
 			v.firsts = append(v.firsts, first)
 			v.rtts = append(v.rtts, rtts...)
+			for range *starts {
+				first, _, err := runOnce(v.cmd, line, 0)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "rttbench: %s: %v\n", v.name, err)
+					os.Exit(1)
+				}
+				v.firsts = append(v.firsts, first)
+			}
 		}
 	}
 	ref := vs[0]
