@@ -16,6 +16,7 @@ import (
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/egress"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
@@ -122,6 +123,8 @@ func sessionFlags() []cli.Flag {
 		&cli.StringFlag{Name: "image", Usage: "docker: the image to run"},
 		&cli.StringFlag{Name: "docker", Value: "docker", Usage: "docker: the Docker CLI"},
 		&cli.BoolFlag{Name: "no-parent-death-signal", Hidden: true},
+		&cli.GenericFlag{Name: "allow-host", Value: &repeated{},
+			Usage: "namespace: the agent's only way out is an HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that reaches HOST, HOST:PORT or *.DOMAIN and nothing else (repeatable; the port defaults to 443 and 80; implies --network loopback)"},
 	}, bundleFlags()...)
 }
 
@@ -214,6 +217,9 @@ func runSession(c *cli.Context) error {
 	}
 	confinement, err := confinePolicy(c)
 	if err != nil {
+		return err
+	}
+	if err := allowHosts(c, &confinement); err != nil {
 		return err
 	}
 	isolation := c.String("isolation")
@@ -384,4 +390,21 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
 		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement,
 	}, nil
+}
+
+// allowHosts reads --allow-host: the session gets a network namespace of
+// its own (loopback) whose only way out is the egress proxy.
+func allowHosts(c *cli.Context, p *confine.Policy) error {
+	values := *c.Generic("allow-host").(*repeated)
+	if len(values) == 0 {
+		return nil
+	}
+	if _, err := egress.Parse(values); err != nil {
+		return usage("session: %v", err)
+	}
+	if c.IsSet("network") && p.Net() != confine.NetworkLoopback {
+		return usage("session: --allow-host gives the agent a network of its own whose only way out is the proxy; drop --network %s (or say loopback)", p.Net())
+	}
+	p.Network, p.Allow = confine.NetworkLoopback, values
+	return nil
 }

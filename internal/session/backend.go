@@ -3,6 +3,7 @@
 package session
 
 import (
+	"io"
 	"os"
 
 	"github.com/loki-sh/loki/internal/launch"
@@ -53,6 +54,16 @@ type Request struct {
 	// init as the descriptor the backend's DirectStdinFD names (the
 	// init's stdout and stderr are the client's own already).
 	HostStdin *os.File
+	// Notes receives the backend's diagnostics while the session runs
+	// (egress refusals); never nil.
+	Notes io.Writer
+}
+
+// egressProxy is a backend that can serve Confine.Allow.
+type egressProxy interface {
+	// EgressProxy reports that the backend runs the session's egress
+	// proxy in its network namespace.
+	EgressProxy() bool
 }
 
 // directStdin is a backend that can pass one more descriptor to the init.

@@ -17,6 +17,7 @@ import (
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/egress"
 )
 
 // Defaults for the supervisor-side timings.
@@ -100,6 +101,9 @@ func (c Config) Validate() error {
 	if c.TTY && !c.Backend.NeedsInit() {
 		return fmt.Errorf("--tty needs a backend that runs loki-init, not %s", c.Backend.Name())
 	}
+	if len(c.Confine.Allow) > 0 && c.Confine.Net() != confine.NetworkLoopback {
+		return fmt.Errorf("--allow-host needs the session's own network (--network loopback), not %s", c.Confine.Net())
+	}
 	return nil
 }
 
@@ -123,6 +127,11 @@ func Run(cfg Config) error {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return exitcode.Usage(err)
+	}
+	if len(cfg.Confine.Allow) > 0 {
+		if e, ok := cfg.Backend.(egressProxy); !ok || !e.EgressProxy() {
+			return exitcode.NotLaunched(confine.Refuse(cfg.Backend.Name(), "--allow-host (an egress proxy in the session's network namespace)", "use --isolation namespace"))
+		}
 	}
 	if !cfg.Backend.NeedsInit() {
 		return runDirect(cfg)
@@ -157,6 +166,9 @@ func Run(cfg Config) error {
 		return exitcode.NotLaunched(fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
 	defer writer.Close()
+	if len(cfg.Confine.Allow) > 0 {
+		cfg.Peer.Env = egress.PeerEnv(cfg.Peer.Env)
+	}
 	prelude, err := launch.Encode(cfg.Peer)
 	if err != nil {
 		return exitcode.Usage(fmt.Errorf("peer command: %w", err))
@@ -195,6 +207,7 @@ func Run(cfg Config) error {
 		Stdout:      cfg.Stdout,
 		Stderr:      stderr,
 		TTY:         cfg.TTY,
+		Notes:       cfg.Notes,
 	})
 	var hs *handshake
 	if err == nil && !copiesStdin(cfg.Backend) {

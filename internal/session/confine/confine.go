@@ -115,11 +115,15 @@ type Policy struct {
 	Write, Hide []string
 	// Resources are the session's cgroup limits (resources.go).
 	Resources Resources
+	// Allow, when set, are the destinations (--allow-host values, parsed
+	// by internal/session/egress) the peer may reach through the
+	// session's egress proxy; Network is then loopback.
+	Allow []string
 }
 
 // Default reports whether p asks for nothing beyond the defaults.
 func (p Policy) Default() bool {
-	return p.User == nil && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0
+	return p.User == nil && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0 && len(p.Allow) == 0
 }
 
 // ParsePaths checks --write/--hide values. Relative paths are taken

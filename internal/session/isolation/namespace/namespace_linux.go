@@ -21,6 +21,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/egress"
 )
 
 // statusFD is the stage's end of the status pipe (ExtraFiles[0]).
@@ -57,6 +58,24 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// only what --write names is).
 		stage.Write = append([]string{req.Peer.Cwd}, stage.Write...)
 	}
+	var rules egress.Rules
+	var proxyR, proxyW *os.File
+	var err error
+	if len(req.Confine.Allow) > 0 {
+		if rules, err = egress.Parse(req.Confine.Allow); err != nil {
+			return nil, err
+		}
+		if proxyR, proxyW, err = socketPair(); err != nil {
+			return nil, fmt.Errorf("%w: egress proxy: %v", ErrNamespace, err)
+		}
+		defer proxyR.Close()
+		defer proxyW.Close()
+	}
+	extra := extraFiles(nil, req.HostStdin) // [0] is the status pipe, made below
+	if proxyW != nil {
+		stage.EgressFD = statusFD + len(extra)
+		extra = append(extra, proxyW)
+	}
 	policy, err := json.Marshal(stage)
 	if err != nil {
 		return nil, err
@@ -71,6 +90,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	defer statusR.Close()
+	extra[0] = statusW
 	cmd := &exec.Cmd{
 		Path: self,
 		Args: append([]string{"loki-supervise", StageCommand}, stageArgs(req.ControlDir, b.Init, req.InitArgs)...),
@@ -81,7 +101,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
-		ExtraFiles:  extraFiles(statusW, req.HostStdin),
+		ExtraFiles:  extra,
 		SysProcAttr: b.sysProcAttr(req.Confine),
 	}
 	err = cmd.Start()
@@ -98,8 +118,23 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		cg.Remove()
 		return nil, err
 	}
-	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
 	p := &process{cmd: cmd, cg: cg}
+	if proxyW != nil {
+		proxyW.Close()
+		// The stage sends the listener before it execs loki-init, or
+		// fails (its reason then comes on the status pipe).
+		if ln, err := egress.ReceiveListener(proxyR); err == nil {
+			p.egress = egress.Serve(ln, rules, req.Notes)
+		} else if msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus)); len(msg) > 0 {
+			p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
+			return p, nil
+		} else {
+			cmd.Process.Kill()
+			p.startErr = fmt.Errorf("%w: %v", ErrStage, err)
+			return p, nil
+		}
+	}
+	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
 	if len(msg) > 0 {
 		p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
 	}
@@ -120,6 +155,9 @@ type stagePolicy struct {
 	TTY bool `json:"tty,omitempty"`
 	// HostStdin: hostStdinFD is the client's stdin, kept for loki-init.
 	HostStdin bool `json:"host_stdin,omitempty"`
+	// EgressFD > 0: the unix socket the egress proxy's listener is sent
+	// back over, once made in the session's network namespace.
+	EgressFD int `json:"egress_fd,omitempty"`
 }
 
 // check refuses what this backend cannot give: without root, the user
@@ -199,6 +237,7 @@ type process struct {
 	cmd      *exec.Cmd
 	startErr error
 	cg       *cgroup.Cgroup // nil: no limits
+	egress   *egress.Proxy  // nil: no --allow-host
 }
 
 func (p *process) Wait() session.Exit {
@@ -222,7 +261,10 @@ func (p *process) Wait() session.Exit {
 // process. SIGKILL of PID 1 ends every process of the namespace.
 func (p *process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 func (p *process) Kill() error                { return p.cmd.Process.Kill() }
-func (p *process) Close() error               { return p.cg.Remove() }
+func (p *process) Close() error {
+	p.egress.Close()
+	return p.cg.Remove()
+}
 
 // RunStage is the body of StageCommand. It returns only on failure, after
 // writing the reason to the status pipe; on success it has become loki-init.
@@ -272,6 +314,12 @@ func RunStage(args []string) error {
 		if err := loopbackUp(); err != nil {
 			return fail("network", err)
 		}
+	}
+	if policy.EgressFD > 0 {
+		if err := egress.SendListener(policy.EgressFD); err != nil {
+			return fail("network", err)
+		}
+		unix.Close(policy.EgressFD)
 	}
 	if err := dropPrivileges(); err != nil {
 		return fail("capabilities", err)
@@ -483,4 +531,18 @@ func lastCap() int {
 		}
 	}
 	return 63
+}
+
+// EgressProxy: the stage makes the proxy's listener in the session's
+// network namespace and hands it to the supervisor (--allow-host).
+func (b *Backend) EgressProxy() bool { return true }
+
+// socketPair is a connected pair of unix datagram sockets, close-on-exec
+// (the stage's end is inherited as an extra file, which clears it).
+func socketPair() (*os.File, *os.File, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(fds[0]), "egress-r"), os.NewFile(uintptr(fds[1]), "egress-w"), nil
 }
