@@ -32,6 +32,10 @@ var internalEntries = []entry{
 	// signal handlers or goroutines exist.
 	{"lineage exec gate (environment)", func([]string) bool { return lineage.IsGate() },
 		func([]string) error { return lineage.RunGate() }},
+	// lineage's keeper, named by argv[0] and the environment: it outlives
+	// a killed supervisor to end what its runner left.
+	{"lineage keeper (environment)", func([]string) bool { return lineage.IsKeeper() },
+		func([]string) error { return lineage.RunKeeper() }},
 	// The namespace backend's stage, PID 1 of the new namespace until it
 	// execs loki-init (on the process's first thread, see init below).
 	{namespace.StageCommand, argv(namespace.StageCommand), func(a []string) error { return namespace.RunStage(a[2:]) }},

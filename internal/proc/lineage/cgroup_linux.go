@@ -264,3 +264,13 @@ func (c *cgroup) closeFD() {
 		c.dfd = -1
 	}
 }
+
+// reclaimCgroup kills what is left in the cgroup of a runner whose
+// supervisor died, and removes it (the keeper's last act).
+func reclaimCgroup(dir string) {
+	c := &cgroup{dir: dir, dfd: -1}
+	if c.populated() {
+		c.kill(time.Second)
+	}
+	c.remove()
+}

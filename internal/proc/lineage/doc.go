@@ -41,6 +41,10 @@
 //     (clone3 CLONE_INTO_CGROUP); its members count as lineage and cgroup.kill
 //     is the final guarantee. Containment says what was in force. Without it
 //     everything degrades to subreaper + lineage tracking.
+//   - On Linux every runner has a keeper, started before it: a process in
+//     a session of its own that outlives a supervisor killed without
+//     Close (kill -9) and then kills the runner's cgroup and every process
+//     carrying the lineage token. Close releases it untouched.
 //   - Zombies are reaped only by pid, only for members this process inherited
 //     as a subreaper, never with wait(-1): os/exec owns its own children.
 package lineage

@@ -15,13 +15,17 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-// MaybeRunGate is the exec gate's entry point for a test binary: the first
-// call of TestMain in tests that use Start (loki-supervise lists the gate in
-// its table of internal entry points instead). In an ordinary process it
-// returns at once; in the gate it never returns.
+// MaybeRunGate is the entry point of Start's two roles (the exec gate and
+// the keeper) for a test binary or another main: the first call of
+// TestMain in tests that use Start (loki-supervise lists both in its table
+// of internal entry points instead). In an ordinary process it returns at
+// once; in either role it never returns.
 func MaybeRunGate() {
 	if IsGate() {
 		os.Exit(exitcode.Code(RunGate()))
+	}
+	if IsKeeper() {
+		os.Exit(exitcode.Code(RunKeeper()))
 	}
 }
 

@@ -31,6 +31,8 @@ type Runner struct {
 	code  int
 	sig   int
 	tr    *tracker
+	// keeper ends the lineage if this process dies first (nil: none).
+	keeper *keeper
 
 	// reapMu is held across the reap; a holder of it (Hold) knows the
 	// runner's pid cannot be reused meanwhile.
@@ -94,7 +96,11 @@ func (r *Runner) Containment() string {
 	} else {
 		parts = append(parts, "session")
 	}
-	return strings.Join(append(parts, "lineage"), "+")
+	parts = append(parts, "lineage")
+	if r.keeper != nil {
+		parts = append(parts, "keeper")
+	}
+	return strings.Join(parts, "+")
 }
 
 // Close releases the pidfd and removes the runner's cgroup (killing what is
@@ -113,6 +119,7 @@ func (r *Runner) Close() error {
 			closeFD(r.pidfd)
 			r.pidfd = -1
 		}
+		r.keeper.release()
 	})
 	return nil
 }

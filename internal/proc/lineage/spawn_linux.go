@@ -112,3 +112,5 @@ func KillByToken(token string, rounds int) (int, error) {
 	}
 	return killed, nil
 }
+
+const keeperSupported = true

@@ -18,3 +18,5 @@ func sysProcAttr(*int, *cgroup) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
 func awaitExit(int) bool { return false }
+
+const keeperSupported = false

@@ -46,6 +46,13 @@ func Start(c Command) (*Runner, error) {
 	if cgroupEnabled {
 		cg = newCgroup(token[:16])
 	}
+	// The keeper exists before the runner: there is no moment when the
+	// supervisor could die leaving a runner nobody will end.
+	cgDir := ""
+	if cg != nil {
+		cgDir = cg.dir
+	}
+	k := startKeeper(token, cgDir)
 	r, start, err := spawn(c, src, path, token, nonce, cg)
 	if err != nil && cg != nil {
 		cg.remove() // clone3 into a cgroup can fail (EBUSY, old kernel): retry without
@@ -55,11 +62,13 @@ func Start(c Command) (*Runner, error) {
 		}
 	}
 	if err != nil {
+		k.release()
 		return nil, err
 	}
 	if cg != nil {
 		cg.closeFD()
 	}
+	r.keeper = k
 	r.tr = &tracker{
 		src: src, self: os.Getpid(), subreaper: subreaper, treeWalk: treeWalk,
 		leader: r.id, leaderStart: start, sid: r.id.PID(), token: token,
