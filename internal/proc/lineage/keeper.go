@@ -89,7 +89,8 @@ func startKeeper(token, cgDir string) *keeper {
 	return k
 }
 
-// release tells the keeper the lineage is stopped, and reaps it.
+// release tells the keeper the lineage is stopped (startKeeper's
+// goroutine reaps it).
 func (k *keeper) release() {
 	if k == nil {
 		return

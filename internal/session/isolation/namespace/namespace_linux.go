@@ -119,24 +119,24 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	p := &process{cmd: cmd, cg: cg}
+	var handoff error
 	if proxyW != nil {
 		proxyW.Close()
 		// The stage sends the listener before it execs loki-init, or
 		// fails (its reason then comes on the status pipe).
-		if ln, err := egress.ReceiveListener(proxyR); err == nil {
+		ln, err := egress.ReceiveListener(proxyR)
+		if err == nil {
 			p.egress = egress.Serve(ln, rules, req.Notes)
-		} else if msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus)); len(msg) > 0 {
-			p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
-			return p, nil
-		} else {
-			cmd.Process.Kill()
-			p.startErr = fmt.Errorf("%w: %v", ErrStage, err)
-			return p, nil
 		}
+		handoff = err
 	}
 	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
-	if len(msg) > 0 {
+	switch {
+	case len(msg) > 0:
 		p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
+	case handoff != nil:
+		cmd.Process.Kill()
+		p.startErr = fmt.Errorf("%w: %v", ErrStage, handoff)
 	}
 	return p, nil
 }
