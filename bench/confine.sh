@@ -37,6 +37,7 @@ s = [sup, "session", "--init", init]
 variants = [
     ("bwrap --ro-bind / / --unshare-net/pid", bwrap + ["/bin/true"]),
     ("loki session (default: --fs confined)", s + ["--", "/bin/true"]),
+    ("loki session --userns host", s + ["--userns", "host", "--", "/bin/true"]),
     ("loki session --fs host", s + ["--fs", "host", "--", "/bin/true"]),
     ("loki session --network none", s + ["--network", "none", "--", "/bin/true"]),
     ("loki session --fs host --pids-max 0", s + ["--fs", "host", "--pids-max", "0", "--", "/bin/true"]),

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -17,7 +18,8 @@ func doctorCommand() *cli.Command {
 		Usage:     "show what confinement this host can give a session, and how to get what is missing",
 		UsageText: "loki-supervise doctor [--json]",
 		Description: `Tries, as the user running it, what sessions need: new PID and mount namespaces (the
-default namespace backend), user and network namespaces (with the sysctls that restrict
+default namespace backend; as root also a private user namespace with an idmapped
+mount of the current dir), user and network namespaces (with the sysctls that restrict
 them: user.max_user_namespaces, kernel.unprivileged_userns_clone, Ubuntu's
 kernel.apparmor_restrict_unprivileged_userns), a session cgroup per controller (pids,
 memory, cpu: made and removed for real; cgroup v1, v2 or hybrid), the Landlock ABI, and
@@ -31,7 +33,10 @@ when it cannot (a FAIL line says why); missing optional items never fail it.`,
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("self-probe") {
-				return nil // run inside the namespaces being probed
+				// Run inside the namespaces being probed; a probe that
+				// needs it alive holds its stdin open.
+				_, err := io.Copy(io.Discard, os.Stdin)
+				return err
 			}
 			self, err := os.Executable()
 			if err != nil {

@@ -141,6 +141,7 @@ func bundleFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
 		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
+		&cli.StringFlag{Name: "userns", Usage: "private (namespace default as root: the agent's root is an unprivileged host uid; the cwd, --write and HOME stay usable through idmapped mounts) | host (the host's ids: as root, uid 0 without capabilities; the default with --user or --fs host)"},
 		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
 			Usage: "host (share the host's) | loopback (own namespace, lo up: 127.0.0.1 only) | none (own namespace, lo down: nothing at all)"},
 		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
@@ -154,6 +155,13 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	user, err := confine.ParseUser(c.String("user"))
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
+	}
+	userns, err := confine.ParseUserNS(c.String("userns"))
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	if user != nil && userns == confine.UserNSPrivate {
+		return confine.Policy{}, usage("--user with --userns private: pick one (--user already runs the agent unprivileged)")
 	}
 	network, err := confine.ParseNetwork(c.String("network"))
 	if err != nil {
@@ -182,7 +190,7 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{User: user, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
+	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
 }
 
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
@@ -345,6 +353,9 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			WritableRootfs: c.Bool("writable-rootfs"),
 		}
+		if confinement.UserNS == confine.UserNSPrivate {
+			return nil, notLaunched(confine.Refuse(docker.Name, "--userns private", "use --user UID, or the daemon's userns-remap"))
+		}
 		dockerResources(&opts, confinement.Resources)
 		if confinement.FS == confine.FSHost || len(confinement.Write)+len(confinement.Hide) > 0 {
 			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host, --write or --hide", "use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
@@ -376,6 +387,9 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	confinement, err := confinePolicy(c)
 	if err != nil {
 		return oci.Options{}, err
+	}
+	if confinement.UserNS == confine.UserNSPrivate {
+		return oci.Options{}, notLaunched(confine.Refuse(oci.Name, "--userns private", "use --user UID to run the agent unprivileged"))
 	}
 	var binds []oci.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {

@@ -66,6 +66,15 @@ type egressProxy interface {
 	EgressProxy() bool
 }
 
+// userNamespaces is a backend that can give the peer a private user
+// namespace (confine.UserNSPrivate).
+type userNamespaces interface {
+	// PrivateUserNS reports whether the session of p gets one, and the
+	// host gid its init then runs with: the control dir and the lease
+	// are made readable to that group.
+	PrivateUserNS(p confine.Policy) (gid uint32, private bool)
+}
+
 // directStdin is a backend that can pass one more descriptor to the init.
 type directStdin interface {
 	// DirectStdinFD is the descriptor number HostStdin has in the init.

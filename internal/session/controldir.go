@@ -4,12 +4,12 @@ package session
 
 import (
 	"fmt"
-
-	"github.com/loki-sh/loki/internal/lease"
-	"github.com/loki-sh/loki/internal/session/confine"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // DefaultControlRoot is where private session directories are made:
@@ -82,17 +82,15 @@ func (d sessionDirs) populate() error {
 func (d sessionDirs) remove() { os.RemoveAll(d.root) }
 
 // newLeaseWriter starts the lease in the control dir. When the init runs
-// as another user (--user), that user's group may read the control dir
-// and the lease (0750, 0640), and only the supervisor can write them:
-// the init must read the lease, and the peer, which shares its uid, must
-// never renew it (the dir is also mounted read-only for both).
-func newLeaseWriter(d sessionDirs, user *confine.User) (*lease.Writer, error) {
-	// Only root can give the dirs away; without it, the backend refuses a
-	// --user other than the caller.
-	if user == nil || os.Geteuid() != 0 || int(user.GID) == os.Getegid() && int(user.UID) == os.Geteuid() {
+// with another host gid (gid >= 0: --user, or a private user namespace),
+// that group may read the control dir and the lease (0750, 0640), and
+// only the supervisor can write them: the init must read the lease, and
+// the peer, which shares its ids, must never renew it (the dir is also
+// mounted read-only for both).
+func newLeaseWriter(d sessionDirs, gid int) (*lease.Writer, error) {
+	if gid < 0 {
 		return lease.NewWriter(d.control)
 	}
-	gid := int(user.GID)
 	for _, dir := range []string{d.root, d.control} {
 		if err := os.Chown(dir, -1, gid); err != nil {
 			return nil, err
@@ -106,4 +104,31 @@ func newLeaseWriter(d sessionDirs, user *confine.User) (*lease.Writer, error) {
 		}
 	}
 	return lease.NewGroupWriter(d.control, gid)
+}
+
+// initGroup is the host gid the session's init runs with when the
+// supervisor must give its control dir to it, else -1. Only root can give
+// the dirs away; without it, a backend refuses a --user other than the
+// caller, and a user namespace maps the caller's own ids.
+func initGroup(cfg Config) (int, error) {
+	p := cfg.Confine
+	un, ok := cfg.Backend.(userNamespaces)
+	if p.UserNS == confine.UserNSPrivate && !ok {
+		return -1, confine.Refuse(cfg.Backend.Name(), "--userns private", "use --isolation namespace, or --user UID to run the agent unprivileged")
+	}
+	if os.Geteuid() != 0 {
+		return -1, nil
+	}
+	if u := p.User; u != nil {
+		if int(u.GID) == os.Getegid() && int(u.UID) == os.Geteuid() {
+			return -1, nil
+		}
+		return int(u.GID), nil
+	}
+	if ok {
+		if gid, private := un.PrivateUserNS(p); private {
+			return int(gid), nil
+		}
+	}
+	return -1, nil
 }

@@ -108,6 +108,26 @@ func dupFile(f *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fd), f.Name()+"-kept"), nil
 }
 
+// shareFIFOs lets group gid read and write the pipes among files: the
+// client's pipes handed to a peer that runs with other ids (--user, a
+// private user namespace) are its stdio, and a pipe is reopened through
+// /proc/self/fd (echo >/dev/stderr, tee /dev/stdout) only with the
+// inode's permission. Only a holder of the pipe reaches it there. Best
+// effort: without it, the peer's writes to the descriptors still work.
+func shareFIFOs(gid int, files ...*os.File) {
+	for _, f := range files {
+		fd, ok := rawFD(f)
+		var st unix.Stat_t
+		if !ok || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			continue
+		}
+		if int(st.Gid) != gid {
+			unix.Fchown(fd, -1, gid)
+		}
+		unix.Fchmod(fd, st.Mode&0o777|0o060)
+	}
+}
+
 // directStdio reports whether the client's descriptors can be handed to
 // the peer: pipes or sockets, whose ends loki-init can watch (a hang-up
 // on stdin, a vanished reader on stdout/stderr). Terminals, files and

@@ -133,6 +133,10 @@ func Run(cfg Config) error {
 			return exitcode.NotLaunched(confine.Refuse(cfg.Backend.Name(), "--allow-host (an egress proxy in the session's network namespace)", "use --isolation namespace"))
 		}
 	}
+	readerGID, err := initGroup(cfg)
+	if err != nil {
+		return exitcode.NotLaunched(err)
+	}
 	if !cfg.Backend.NeedsInit() {
 		return runDirect(cfg)
 	}
@@ -161,7 +165,7 @@ func Run(cfg Config) error {
 		defer term.restore()
 		cfg.Notes = crlf{cfg.Notes}
 	}
-	writer, err := newLeaseWriter(dirs, cfg.Confine.User)
+	writer, err := newLeaseWriter(dirs, readerGID)
 	if err != nil {
 		return exitcode.NotLaunched(fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
@@ -192,6 +196,9 @@ func Run(cfg Config) error {
 			initArgs = append(initArgs, "-stderr-direct")
 		}
 		feedFrom, hostStdin = nil, cfg.Stdin
+		if readerGID >= 0 {
+			shareFIFOs(readerGID, cfg.Stdin, cfg.Stdout, cfg.Stderr)
+		}
 	}
 	// Watch for the init's first read of the lease before it can exist.
 	reads, stopWatch := lease.WatchReads(dirs.control)

@@ -23,7 +23,13 @@ func writeWinsize(controlDir string, ws launch.Winsize) error {
 		return err
 	}
 	name := tmp.Name()
-	_, err = tmp.Write(launch.AppendWinsize(nil, ws))
+	// Readable by an init that runs with other ids (--user, a private
+	// user namespace): the control dir already admits only its group,
+	// and a window size is no secret.
+	err = tmp.Chmod(0o644)
+	if err == nil {
+		_, err = tmp.Write(launch.AppendWinsize(nil, ws))
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -107,7 +107,10 @@ func ParseFS(s string) (FS, error) {
 type Policy struct {
 	// User, when set, is who the peer runs as; nil keeps the
 	// supervisor's uid and gid.
-	User    *User
+	User *User
+	// UserNS: whether the peer gets a user namespace of its own
+	// (userns.go); "" is the backend's default.
+	UserNS  UserNS
 	Network Network
 	FS      FS
 	// Write are host paths the peer may write (besides its cwd), Hide
@@ -123,7 +126,7 @@ type Policy struct {
 
 // Default reports whether p asks for nothing beyond the defaults.
 func (p Policy) Default() bool {
-	return p.User == nil && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0 && len(p.Allow) == 0
+	return p.User == nil && p.UserNS != UserNSPrivate && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0 && len(p.Allow) == 0
 }
 
 // ParsePaths checks --write/--hide values. Relative paths are taken

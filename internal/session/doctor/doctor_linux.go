@@ -37,6 +37,15 @@ func Run(self string, selfArgs []string) Report {
 	err := probeClone(self, selfArgs, flags)
 	r.add(Check{Name: nsName, OK: err == nil, Needed: true, Detail: detail(err, "the default namespace backend can make its namespaces"),
 		Fix: "run as root, or allow unprivileged user namespaces (" + userns.fix + "); else use --isolation oci or none"})
+	if root {
+		// The default session as root: a private user namespace, with
+		// the cwd shown through an idmapped mount.
+		cwd, _ := os.Getwd()
+		err = probeIDMap(self, selfArgs, cwd)
+		r.add(Check{Name: "private user namespace", OK: err == nil, Needed: true,
+			Detail: detail(err, "idmapped mounts work on "+cwd+"'s filesystem: the agent's root is an unprivileged host uid"),
+			Fix:    "Linux 5.12+ and a filesystem with idmapped mounts (ext4, xfs, btrfs, tmpfs 6.3+); else session --userns host"})
+	}
 	err = probeClone(self, selfArgs, unix.CLONE_NEWUSER)
 	r.add(Check{Name: "user namespaces", OK: err == nil, Detail: detail(err, "this user can make one") + userns.detail,
 		Fix: userns.fix})
@@ -82,6 +91,41 @@ func probeClone(self string, args []string, flags uintptr) error {
 			return fmt.Errorf("probe exited %v", ee.ProcessState)
 		}
 		return fmt.Errorf("refused: %v", errors.Unwrap(err))
+	}
+	return nil
+}
+
+// probeIDMap makes what a root session's stage gets: a user namespace
+// mapping the private block (self waits in it, reading stdin), and an
+// idmapped clone of dir by it, never attached.
+func probeIDMap(self string, args []string, dir string) error {
+	rng := confine.PrivateRange()
+	cmd := exec.Command(self, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER, Pdeathsig: syscall.SIGKILL,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(rng.UID), Size: int(rng.Size)}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(rng.GID), Size: int(rng.Size)}}}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("user namespace refused: %v", errors.Unwrap(err))
+	}
+	defer cmd.Wait()
+	defer w.Close()
+	ns, err := unix.Open("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(ns)
+	fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("open_tree %s: %v", dir, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns)}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("idmapped mount of %s: %v", dir, err)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func newPane(t *testing.T, rows, cols int) *pane {
 	bash := testutil.RequireCommand(t, "bash")
 	dir := t.TempDir()
 	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir, tag: filepath.Base(dir) + strconv.Itoa(os.Getpid())}
-	env := "env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TERM=xterm-256color HOME=" + dir + " HISTFILE=/dev/null PS1='host$ ' "
+	env := "env -i PATH=" + panePath + " TERM=xterm-256color HOME=" + dir + " HISTFILE=/dev/null PS1='host$ ' "
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
 		env+bash+" --norc --noprofile")
 	server, err := strconv.Atoi(strings.TrimSpace(p.tmux("display-message", "-p", "#{pid}")))
@@ -229,6 +229,24 @@ func gone(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
+}
+
+// panePath is the PATH of the pane's shell, and so of the peer.
+const panePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// peerCommand finds name where the peer looks for it (panePath), not in
+// the test's own PATH: a tool under root's 0700 home is out of a
+// confined peer's reach.
+func peerCommand(t *testing.T, name string) string {
+	t.Helper()
+	for _, d := range filepath.SplitList(panePath) {
+		if fi, err := os.Stat(filepath.Join(d, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return filepath.Join(d, name)
+		}
+	}
+	testutil.RequireCommand(t, name) // skips or fails, naming the package
+	t.Fatalf("%s is installed, but not in %s (the peer's PATH)", name, panePath)
+	return ""
 }
 
 // tagEnv marks the processes of a test's sessions: a container's

@@ -132,7 +132,7 @@ func TestCursesProgram(t *testing.T) {
 			before, after := start(p, session(t, p, b, extra))
 			p.waitFor(peerPrompt)
 			if b.name == "namespace" {
-				py := testutil.RequireCommand(t, "python3")
+				py := peerCommand(t, "python3")
 				prog := `import curses
 def main(s):
     s.addstr(5, 10, "CURSES-DRAWN %dx%d" % s.getmaxyx())

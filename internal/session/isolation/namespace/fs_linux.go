@@ -20,6 +20,14 @@ type fsPlan struct {
 	write, read, hide []string
 	// host: --fs host, only hide applies.
 	host bool
+	// trees are idmapped mounts (idmap_linux.go) to attach at their
+	// paths, in the order of treeOrder (parents first): each writable
+	// path, then maybe HOME read-only.
+	trees     map[string]int
+	treeOrder []string
+	// become, when set, switches to the ids of the stage's private user
+	// namespace once host paths no longer need resolving.
+	become func() error
 }
 
 // under reports whether path is dir or below it.
@@ -47,13 +55,20 @@ func (p fsPlan) apply() error {
 				return err
 			}
 		}
-		return nil
+		return p.becomeUser()
 	}
 	type held struct {
 		path string
 		fd   int
 	}
 	var writable []held
+	for _, t := range p.treeOrder {
+		if !under(t, "/tmp") {
+			if err := attachTree(p.trees[t], t); err != nil {
+				return err
+			}
+		}
+	}
 	nodes, err := openDevNodes()
 	defer func() {
 		for _, h := range writable {
@@ -67,6 +82,9 @@ func (p fsPlan) apply() error {
 		return err
 	}
 	for _, w := range p.write {
+		if _, ok := p.trees[w]; ok {
+			continue
+		}
 		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind writable %s: %w", w, err)
 		}
@@ -104,8 +122,18 @@ func (p fsPlan) apply() error {
 	if err := maskSockets(p.write); err != nil {
 		return err
 	}
+	if err := p.becomeUser(); err != nil {
+		return err
+	}
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("private /tmp: %w", err)
+	}
+	for _, t := range p.treeOrder {
+		if under(t, "/tmp") {
+			if err := attachTree(p.trees[t], t); err != nil {
+				return err
+			}
+		}
 	}
 	for _, h := range writable {
 		if !under(h.path, "/tmp") {
@@ -137,9 +165,34 @@ func (p fsPlan) apply() error {
 	return nil
 }
 
+func (p fsPlan) becomeUser() error {
+	if p.become == nil {
+		return nil
+	}
+	if err := p.become(); err != nil {
+		return fmt.Errorf("become root of the user namespace: %w", err)
+	}
+	return nil
+}
+
 // bindHeld binds the file or dir behind fd at path, creating the mount
 // point (in a tmpfs of ours) when missing.
 func bindHeld(fd int, path string) error {
+	if err := mountPoint(fd, path); err != nil {
+		return err
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", path, err)
+	}
+	return nil
+}
+
+// mountPoint makes path, as a dir or an empty file like what fd is, when
+// it is missing (in a tmpfs of ours).
+func mountPoint(fd int, path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
@@ -157,9 +210,6 @@ func bindHeld(fd int, path string) error {
 			return fmt.Errorf("mount point %s: %w", path, err)
 		}
 		f.Close()
-	}
-	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s: %w", path, err)
 	}
 	return nil
 }

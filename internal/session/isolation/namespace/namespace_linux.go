@@ -58,9 +58,28 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// only what --write names is).
 		stage.Write = append([]string{req.Peer.Cwd}, stage.Write...)
 	}
+	private := b.privateUserNS(req.Confine)
+	var trees []idmapTree
+	var treesR, treesW *os.File
+	var err error
+	if private {
+		stage.PrivateUser = true
+		if stage.FS != confine.FSHost {
+			trees = idmapTrees(stage.Write, req.Peer.Env["HOME"])
+			if err := checkReachable(trees); err != nil {
+				return nil, err
+			}
+		}
+		if len(trees) > 0 {
+			if treesR, treesW, err = socketPair(); err != nil {
+				return nil, fmt.Errorf("%w: idmapped mounts: %v", ErrNamespace, err)
+			}
+			defer treesR.Close()
+			defer treesW.Close()
+		}
+	}
 	var rules egress.Rules
 	var proxyR, proxyW *os.File
-	var err error
 	if len(req.Confine.Allow) > 0 {
 		if rules, err = egress.Parse(req.Confine.Allow); err != nil {
 			return nil, err
@@ -75,6 +94,10 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if proxyW != nil {
 		stage.EgressFD = statusFD + len(extra)
 		extra = append(extra, proxyW)
+	}
+	if treesW != nil {
+		stage.IDMap, stage.IDMapFD = trees, statusFD+len(extra)
+		extra = append(extra, treesW)
 	}
 	policy, err := json.Marshal(stage)
 	if err != nil {
@@ -102,7 +125,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		Stdout:      req.Stdout,
 		Stderr:      req.Stderr,
 		ExtraFiles:  extra,
-		SysProcAttr: b.sysProcAttr(req.Confine),
+		SysProcAttr: b.sysProcAttr(req.Confine, private),
 	}
 	err = cmd.Start()
 	statusW.Close()
@@ -120,7 +143,17 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	p := &process{cmd: cmd, cg: cg}
 	var handoff error
-	if proxyW != nil {
+	if treesW != nil {
+		treesW.Close()
+		// The stage waits for every mount before it mounts anything; on
+		// failure it reads EOF and says so on the status pipe.
+		if err := sendTrees(treesR, cmd.Process.Pid, trees); err != nil {
+			cmd.Process.Kill()
+			handoff = confine.Refuse(Name, "a private user namespace here ("+err.Error()+")", "use --userns host, or a filesystem with idmapped mounts (Linux 5.12 or later)")
+		}
+		treesR.Close()
+	}
+	if proxyW != nil && handoff == nil {
 		proxyW.Close()
 		// The stage sends the listener before it execs loki-init, or
 		// fails (its reason then comes on the status pipe).
@@ -134,6 +167,8 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	switch {
 	case len(msg) > 0:
 		p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
+	case handoff != nil && errors.Is(handoff, confine.ErrUnsupported):
+		p.startErr = handoff
 	case handoff != nil:
 		cmd.Process.Kill()
 		p.startErr = fmt.Errorf("%w: %v", ErrStage, handoff)
@@ -158,27 +193,45 @@ type stagePolicy struct {
 	// EgressFD > 0: the unix socket the egress proxy's listener is sent
 	// back over, once made in the session's network namespace.
 	EgressFD int `json:"egress_fd,omitempty"`
+	// PrivateUser: the stage runs in a user namespace of the private
+	// block (idmap_linux.go), as the host's uid 0 until it becomes root
+	// of it; IDMap are the trees it receives on IDMapFD.
+	PrivateUser bool        `json:"private_user,omitempty"`
+	IDMap       []idmapTree `json:"idmap,omitempty"`
+	IDMapFD     int         `json:"idmap_fd,omitempty"`
 }
 
 // check refuses what this backend cannot give: without root, the user
 // namespace maps one uid (the caller's), so no other --user exists in it.
 func (b *Backend) check(p confine.Policy, controlRoot string) error {
-	u := p.User
-	if u == nil {
+	if p.UserNS == confine.UserNSHost && os.Geteuid() != 0 {
+		return confine.Refuse(Name, "--userns host without root", "run loki-supervise as root, or drop --userns (without root the agent always gets a user namespace)")
+	}
+	u, what := p.User, ""
+	if u != nil {
+		what = "--user " + u.String()
+	} else if b.privateUserNS(p) {
+		r := confine.PrivateRange()
+		u, what = &confine.User{UID: r.UID, GID: r.GID}, "a private user namespace (host ids "+strconv.FormatUint(uint64(r.UID), 10)+"+)"
+	} else {
 		return nil
 	}
 	if os.Geteuid() != 0 && (int(u.UID) != os.Geteuid() || int(u.GID) != os.Getegid()) {
-		return confine.Refuse(Name, "--user "+u.String()+" without root", "run loki-supervise as root, or drop --user (the peer already runs as you)")
+		return confine.Refuse(Name, what+" without root", "run loki-supervise as root, or drop --user (the peer already runs as you)")
 	}
 	// The init reaches its control dir through the control root's
-	// parents (the root itself is masked by a searchable tmpfs).
+	// parents (the root itself is masked by a searchable tmpfs; under a
+	// private /tmp, the stage makes them anew, searchable).
 	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
+		if p.FS != confine.FSHost && under(d, "/tmp") {
+			continue
+		}
 		var st unix.Stat_t
 		if err := unix.Stat(d, &st); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrNamespace, d, err)
 		}
 		if !searchable(st, *u) {
-			return confine.Refuse(Name, "--user "+u.String()+" with --control-root "+controlRoot,
+			return confine.Refuse(Name, what+" with --control-root "+controlRoot,
 				d+" is not searchable by that user: pick a control root under world-searchable dirs (the default /run/loki is)")
 		}
 		if d == "/" {
@@ -206,7 +259,7 @@ func extraFiles(status, hostStdin *os.File) []*os.File {
 	return []*os.File{status, hostStdin}
 }
 
-func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
+func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{
 		// IPC of its own: a uid-0 peer owns root's SysV shared memory,
 		// semaphores and message queues (a database's buffers) otherwise.
@@ -229,6 +282,18 @@ func (b *Backend) sysProcAttr(p confine.Policy) *syscall.SysProcAttr {
 		// A non-root uid loses its capabilities at exec; keep the two the
 		// stage needs (mounts, dropping the bounding set) as ambient ones.
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+	}
+	if private {
+		r := confine.PrivateRange()
+		attr.Cloneflags |= unix.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.UID), Size: int(r.Size)}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: int(r.GID), Size: int(r.Size)}}
+		attr.GidMappingsEnableSetgroups = true
+		// The stage keeps the host's uid 0 (unmapped: nobody inside) while
+		// it resolves host paths, with its capabilities in the new
+		// namespace as ambient ones, then becomes root of the namespace
+		// (idmap_linux.go). The host's groups go now.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID}
 	}
 	return attr
 }
@@ -293,14 +358,28 @@ func RunStage(args []string) error {
 	if os.Getpid() != 1 {
 		return fail("pid namespace", errors.New("stage is not PID 1"))
 	}
+	var trees map[string]int
+	if len(policy.IDMap) > 0 {
+		trees, err = receiveTrees(policy.IDMapFD, policy.IDMap)
+		if err != nil {
+			return fail("mounts", err)
+		}
+		unix.Close(policy.IDMapFD)
+	}
 	fs := &fsPlan{hide: policy.Hide, host: true}
 	if policy.FS != confine.FSHost {
-		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide}
+		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, trees: trees}
+		for _, t := range policy.IDMap {
+			fs.treeOrder = append(fs.treeOrder, t.Path)
+		}
 		if under(filepath.Clean(argv[0]), "/tmp") {
 			// loki-init itself stays reachable at its path (exec'd by
 			// it: its comm stays loki-init), read-only.
 			fs.read = append(fs.read, filepath.Clean(argv[0]))
 		}
+	}
+	if policy.PrivateUser {
+		fs.become = becomeRoot
 	}
 	if err := isolateMounts(control, fs); err != nil {
 		return fail("mounts", err)
@@ -473,16 +552,21 @@ func switchUser(u *confine.User) error {
 	if u == nil || (int(u.UID) == os.Getuid() && int(u.GID) == os.Getgid()) {
 		return nil
 	}
-	// Raw syscalls on this thread only: the Go wrappers change every
-	// thread of the process, and only this one execs.
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 1, uintptr(unsafe.Pointer(&u.GID)), 0); e != 0 {
-		return fmt.Errorf("setgroups %d: %w", u.GID, e)
+	return setIDs(u.UID, u.GID)
+}
+
+// setIDs sets this thread's uids to uid and its gids to gid, with gid as
+// its only group. Raw syscalls on this thread only: the Go wrappers
+// change every thread of the process, and only this one execs.
+func setIDs(uid, gid uint32) error {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 1, uintptr(unsafe.Pointer(&gid)), 0); e != 0 {
+		return fmt.Errorf("setgroups %d: %w", gid, e)
 	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(u.GID), uintptr(u.GID), uintptr(u.GID)); e != 0 {
-		return fmt.Errorf("setgid %d: %w", u.GID, e)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
+		return fmt.Errorf("setgid %d: %w", gid, e)
 	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(u.UID), uintptr(u.UID), uintptr(u.UID)); e != 0 {
-		return fmt.Errorf("setuid %d: %w", u.UID, e)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
+		return fmt.Errorf("setuid %d: %w", uid, e)
 	}
 	return nil
 }

@@ -145,7 +145,9 @@ func bindReadOnly(path string) error {
 // under /dev/null.
 func mask(path string) error {
 	fi, err := os.Lstat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+		// Gone, or beyond a dir the stage cannot search: the peer, with
+		// less than the stage's rights, cannot reach it either.
 		return nil
 	}
 	if err != nil {

@@ -44,7 +44,14 @@ func maskSockets(writable []string) error {
 			if d.Type()&fs.ModeSocket == 0 || underAnyPath(path, writable) {
 				return nil
 			}
-			if err := unix.Mount("/dev/null", path, "", unix.MS_BIND, ""); err != nil {
+			err = unix.Mount("/dev/null", path, "", unix.MS_BIND, "")
+			if errors.Is(err, unix.EACCES) {
+				// In a dir the stage cannot search (a private user
+				// namespace's stage has no override of host modes):
+				// the peer, with less, cannot connect to it either.
+				return nil
+			}
+			if err != nil {
 				return fmt.Errorf("mask socket %s: %w", path, err)
 			}
 			return nil

@@ -1,0 +1,178 @@
+//go:build linux
+
+package namespace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+)
+
+// A private user namespace (confine.UserNSPrivate) maps the peer's root
+// to unprivileged host ids, so the host's files are not its own: root's
+// show as nobody's, and only their "other" bits apply. The paths it must
+// still use as before (the cwd and --write, writable; HOME, read-only: the
+// agent's config) are idmapped mounts. Only the host's root can make one
+// (the filesystem's superblock belongs to the initial user namespace), so
+// the supervisor clones each tree, idmaps it by the stage's user
+// namespace (ids inside show as the same ids on disk), and hands the
+// detached mounts to the stage, which attaches them in its mount
+// namespace.
+
+// idmapTree is one host path the stage attaches as an idmapped mount.
+type idmapTree struct {
+	Path string `json:"path"`
+	RO   bool   `json:"ro,omitempty"`
+}
+
+// privateUserNS: the session gets a private user namespace. Without root
+// it always has one (mapping the caller's own ids), which is not this.
+func (b *Backend) privateUserNS(p confine.Policy) bool {
+	if os.Geteuid() != 0 || p.User != nil {
+		return false
+	}
+	return p.UserNS == confine.UserNSPrivate || p.UserNS == confine.UserNSAuto && p.FS != confine.FSHost
+}
+
+// PrivateUserNS tells the session which host gid the init runs with, so
+// that it can read its control dir and lease.
+func (b *Backend) PrivateUserNS(p confine.Policy) (uint32, bool) {
+	if !b.privateUserNS(p) {
+		return 0, false
+	}
+	return confine.PrivateRange().GID, true
+}
+
+// idmapTrees lists what the stage attaches idmapped, parents first: each
+// writable path, and home, read-only, unless it is / or writable already.
+func idmapTrees(write []string, home string) []idmapTree {
+	var trees []idmapTree
+	for _, w := range write {
+		trees = append(trees, idmapTree{Path: w})
+	}
+	if home != "" && filepath.IsAbs(home) {
+		home = filepath.Clean(home)
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() && home != "/" && !underAnyPath(home, write) && unsearchable(home, nil) == "" {
+			trees = append(trees, idmapTree{Path: home, RO: true})
+		}
+	}
+	sort.SliceStable(trees, func(i, j int) bool { return len(trees[i].Path) < len(trees[j].Path) })
+	return trees
+}
+
+// unsearchable returns the first dir on the way to path that the peer
+// could not search (it is "others" to every host dir), "" when none: a
+// dir under /tmp is the private /tmp's, and one under a tree is shown by
+// that tree.
+func unsearchable(path string, trees []idmapTree) string {
+	for d := filepath.Dir(path); d != "/" && !under(d, "/tmp"); d = filepath.Dir(d) {
+		covered := false
+		for _, t := range trees {
+			covered = covered || under(d, t.Path)
+		}
+		var st unix.Stat_t
+		if !covered && (unix.Stat(d, &st) != nil || st.Mode&0o001 == 0) {
+			return d
+		}
+	}
+	return ""
+}
+
+// checkReachable refuses a writable tree the peer could not reach.
+func checkReachable(trees []idmapTree) error {
+	for _, t := range trees {
+		if d := unsearchable(t.Path, trees); d != "" && !t.RO {
+			return confine.Refuse(Name, "a private user namespace with "+t.Path+" writable",
+				d+" is not searchable by others (chmod o+x it), or use --userns host")
+		}
+	}
+	return nil
+}
+
+// errIDMap is a tree the kernel would not idmap (an older kernel, or a
+// filesystem without idmapped mounts).
+var errIDMap = errors.New("idmapped mount refused")
+
+// sendTrees clones each tree (with the mounts below it), idmaps the clone
+// by the user namespace of pid, and sends the detached mounts over sock,
+// one per message, in order. The mounts are never attached on the host.
+func sendTrees(sock *os.File, pid int, trees []idmapTree) error {
+	ns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("user namespace of the stage: %w", err)
+	}
+	defer unix.Close(ns)
+	for _, t := range trees {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, t.Path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("%w: clone %s: %v", errIDMap, t.Path, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(ns)}
+		if t.RO {
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		}
+		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+		if err == nil {
+			err = unix.Sendmsg(int(sock.Fd()), []byte{'t'}, unix.UnixRights(fd), nil, 0)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", errIDMap, t.Path, err)
+		}
+	}
+	return nil
+}
+
+// receiveTrees is the stage's side of sendTrees: n detached mounts, by
+// path.
+func receiveTrees(sock int, trees []idmapTree) (map[string]int, error) {
+	out := map[string]int{}
+	for _, t := range trees {
+		buf := make([]byte, 1)
+		oob := make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			return out, fmt.Errorf("receive the mount of %s: %w", t.Path, err)
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return out, fmt.Errorf("receive the mount of %s: no descriptor (the supervisor could not make it)", t.Path)
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			return out, fmt.Errorf("receive the mount of %s: no descriptor", t.Path)
+		}
+		out[t.Path] = fds[0]
+	}
+	return out, nil
+}
+
+// attachTree attaches the detached mount fd at path, making the mount
+// point (in a tmpfs of ours) when missing.
+func attachTree(fd int, path string) error {
+	if err := mountPoint(fd, path); err != nil {
+		return err
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach the idmapped mount of %s: %w", path, err)
+	}
+	return nil
+}
+
+// becomeRoot makes this thread root of the stage's user namespace (the
+// private block's first ids, with no supplementary group). Until then it
+// ran as the host's uid 0 with the capabilities the clone gave it as
+// ambient ones: that is what resolves host paths under root's 0700 dirs
+// while the stage mounts; from here on it creates files, which need ids
+// mapped in the namespace.
+func becomeRoot() error { return setIDs(0, 0) }
