@@ -357,9 +357,15 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 			return nil, notLaunched(confine.Refuse(docker.Name, "--userns private", "use --user UID, or the daemon's userns-remap"))
 		}
 		dockerResources(&opts, confinement.Resources)
-		if confinement.FS == confine.FSHost || len(confinement.Write)+len(confinement.Hide) > 0 {
-			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host, --write or --hide", "use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
+		if confinement.FS == confine.FSHost {
+			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host", "the container sees only its image; use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
 		}
+		// --write PATH: the host path, writable, at the same path (the
+		// oci backend's rule); --hide PATH covers the container's PATH.
+		for _, w := range confinement.Write {
+			opts.Binds = append(opts.Binds, w+":"+w)
+		}
+		opts.Hide = confinement.Hide
 		if u := confinement.User; u != nil {
 			opts.User = u.String()
 		}

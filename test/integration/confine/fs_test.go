@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // hostDir makes a directory outside /tmp (which a confined session
@@ -166,5 +168,54 @@ func TestFilesystemOCI(t *testing.T) {
 				t.Errorf("--fs host: exit %d, stderr %q; want 127 and one line", code, stderr)
 			}
 		})
+	}
+}
+
+// dockerFSProbe: $WR is a --write dir, /data a --bind whose sub/ is
+// hidden, $TOKEN a hidden file (a host file bound at the same path).
+const dockerFSProbe = `
+w() { if (printf x >> "$1") 2>/dev/null; then echo "$2=written"; else echo "$2=refused"; fi; }
+w "$WR/out" write
+w /etc/loki-confine-probe etc
+echo "hidden=$(ls -A /data/sub 2>/dev/null | wc -l)"
+echo "secret=$(cat /data/sub/secret 2>/dev/null)"
+echo "data=$(cat /data/visible 2>/dev/null)"
+echo "token=$(cat "$TOKEN" 2>/dev/null)"
+`
+
+// TestFilesystemDocker: on the docker backend --write PATH is that host
+// path, writable, at the same path in the container, and --hide PATH
+// empties the container's PATH (a dir inside a --bind, and a file); the
+// image's root stays read-only. --fs host is refused in one line.
+func TestFilesystemDocker(t *testing.T) {
+	testutil.RequireDocker(t)
+	img := testutil.DockerImage(t, "loki-test:busybox")
+	b := backend{name: "docker", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "docker", "--image", img} }}
+	wr, data, tok := hostDir(t, 0), hostDir(t, 0), hostDir(t, 0)
+	writeOwned(t, filepath.Join(data, "visible"), "seen", 0)
+	if err := os.Mkdir(filepath.Join(data, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeOwned(t, filepath.Join(data, "sub", "secret"), "s3cret", 0)
+	token := filepath.Join(tok, "token")
+	writeOwned(t, token, "t0ken", 0)
+	flags := []string{"--write", wr, "--bind", data + ":/data:ro", "--bind", tok + ":" + tok + ":ro",
+		"--hide", "/data/sub", "--hide", token, "--env", "WR=" + wr, "--env", "TOKEN=" + token}
+	code, out, stderr := session(t, b, flags, "sh", "-c", dockerFSProbe)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	r := results(out)
+	for k, v := range map[string]string{"write": "written", "etc": "refused", "hidden": "0", "secret": "", "data": "seen", "token": ""} {
+		if r[k] != v {
+			t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(wr, "out")); string(got) != "x" {
+		t.Errorf("the --write dir's file did not reach the host: %q", got)
+	}
+	code, _, stderr = session(t, b, []string{"--fs", "host"}, "true")
+	if code != 127 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--fs host") {
+		t.Errorf("--fs host: exit %d, stderr %q; want 127 and one line", code, stderr)
 	}
 }

@@ -89,6 +89,10 @@ type Options struct {
 	User           string // --user value, "" = image default
 	Network        string // --network value, "" = docker's default bridge
 	Binds          []string
+	// Hide are container paths covered by an empty read-only tmpfs, or by
+	// /dev/null where the host has a regular file at the same path (the
+	// image's own files cannot be looked at from here).
+	Hide []string
 	// CIDFile is where docker writes the container id once the container
 	// exists ("" = none). It must not exist beforehand.
 	CIDFile string
@@ -99,7 +103,7 @@ func Args(o Options) ([]string, error) {
 	if o.Image == "" {
 		return nil, fmt.Errorf("%w: --image is required", ErrOptions)
 	}
-	for _, p := range append([]string{o.Init, o.ControlDir}, o.Binds...) {
+	for _, p := range append(append([]string{o.Init, o.ControlDir}, o.Binds...), o.Hide...) {
 		if strings.ContainsAny(p, ",\"\n") {
 			return nil, fmt.Errorf("%w: path %q cannot be passed to docker --mount", ErrOptions, p)
 		}
@@ -157,6 +161,15 @@ func Args(o Options) ([]string, error) {
 		args = append(args, "--mount", m)
 	}
 	args = append(args, masks...)
+	for _, h := range o.Hide {
+		// Docker mounts deeper destinations last, so a hide inside a
+		// bind covers that part of it.
+		if st, err := os.Stat(h); err == nil && st.Mode().IsRegular() {
+			args = append(args, "--mount", "type=bind,source=/dev/null,target="+h+",readonly")
+			continue
+		}
+		args = append(args, "--mount", "type=tmpfs,destination="+h+",readonly,tmpfs-mode=0555,tmpfs-size=4096")
+	}
 	args = append(args, o.Image)
 	args = append(args, o.InitArgs...)
 	return append(args, ControlPath), nil

@@ -2,6 +2,8 @@ package docker
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -110,5 +112,33 @@ func TestControlRootMasked(t *testing.T) {
 	want := []string{"type=tmpfs,destination=/host/run,readonly,tmpfs-mode=0700,tmpfs-size=65536"}
 	if !reflect.DeepEqual(masks, want) {
 		t.Fatalf("masks %q, want %q (args %q)", masks, want, got)
+	}
+}
+
+// TestArgsHide: a hidden path is an empty read-only tmpfs, or /dev/null
+// where the host has a regular file at the same path.
+func TestArgsHide(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Image: "img", Init: "/init", ControlDir: "/run/loki/session-1/control", Name: "n",
+		Hide: []string{"/root/.ssh-does-not-exist", file}}
+	got, err := Args(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(got, " ")
+	for _, want := range []string{
+		"--mount type=tmpfs,destination=/root/.ssh-does-not-exist,readonly,tmpfs-mode=0555,tmpfs-size=4096",
+		"--mount type=bind,source=/dev/null,target=" + file + ",readonly",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("Args %q: missing %q", got, want)
+		}
+	}
+	o.Hide = []string{"/a,b"}
+	if _, err := Args(o); err == nil {
+		t.Errorf("a hide path with a comma was accepted")
 	}
 }
