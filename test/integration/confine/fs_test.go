@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // hostDir makes a directory outside /tmp (which a confined session
@@ -188,9 +186,7 @@ echo "token=$(cat "$TOKEN" 2>/dev/null)"
 // empties the container's PATH (a dir inside a --bind, and a file); the
 // image's root stays read-only. --fs host is refused in one line.
 func TestFilesystemDocker(t *testing.T) {
-	testutil.RequireDocker(t)
-	img := testutil.DockerImage(t, "loki-test:busybox")
-	b := backend{name: "docker", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "docker", "--image", img} }}
+	b := dockerBackend()
 	wr, data, tok := hostDir(t, 0), hostDir(t, 0), hostDir(t, 0)
 	writeOwned(t, filepath.Join(data, "visible"), "seen", 0)
 	if err := os.Mkdir(filepath.Join(data, "sub"), 0o755); err != nil {

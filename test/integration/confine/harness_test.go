@@ -47,6 +47,16 @@ func backends() []backend {
 	}
 }
 
+// dockerBackend runs the busybox test image on the host's engine (not in
+// backends(): the filesystem, network and user tests there read the
+// host's files, which a container does not have).
+func dockerBackend() backend {
+	return backend{name: "docker", root: true, setup: func(t *testing.T) []string {
+		testutil.RequireDocker(t)
+		return []string{"--isolation", "docker", "--image", testutil.DockerImage(t, "loki-test:busybox")}
+	}}
+}
+
 func ociBackend(runtime string) backend {
 	return backend{name: "oci-" + runtime, root: true, setup: func(t *testing.T) []string {
 		testutil.RequireRoot(t)

@@ -108,6 +108,20 @@ func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
 	assertGone(t, r)
 }
 
+// TestMemoryHogKilledAtMemoryMaxDocker: the same through a Docker
+// engine, whose cgroup is gone with the container: exit 137 and the note,
+// from the container's oom event, not loki-init's bare 125.
+func TestMemoryHogKilledAtMemoryMaxDocker(t *testing.T) {
+	code, _, stderr := session(t, dockerBackend(), []string{"--memory-max", "32M"}, "sh", "-c",
+		`x=$(head -c 100000000 /dev/zero | tr "\0" a); echo survived ${#x}`)
+	if code != 137 {
+		t.Errorf("exit %d, want 137 (stderr %q)", code, stderr)
+	}
+	if !strings.Contains(stderr, "session exceeded --memory-max 32M: the kernel's OOM killer") {
+		t.Errorf("stderr %q: no note naming --memory-max", stderr)
+	}
+}
+
 // TestLimitsVisibleInside: the values of the flags (and the default pids
 // limit) are the session cgroup's, read through the host's cgroup files.
 func TestLimitsVisibleInside(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -250,7 +251,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, fmt.Errorf("%w: %v: %s", ErrNotFound, err, FixHint)
 	}
 	p := &process{cmd: cmd, docker: path, name: o.Name, image: o.Image, cidFile: o.CIDFile,
-		started: started, exited: make(chan struct{})}
+		started: started, exited: make(chan struct{}), memoryMax: o.MemoryMax}
 	return p, nil
 }
 
@@ -269,6 +270,7 @@ type process struct {
 	cmd                          *exec.Cmd
 	docker, name, image, cidFile string
 	started                      time.Time
+	memoryMax                    int64         // --memory-max in bytes, 0 = none
 	exited                       chan struct{} // closed when "docker run" has been waited for
 
 	mu sync.Mutex
@@ -346,13 +348,21 @@ func (p *process) classify(code int) session.Exit {
 		return session.Exit{Code: code, Err: fmt.Errorf("%w (docker run exited %d; its message is above): %s",
 			ErrNotStarted, code, RefusedFixHint)}
 	}
+	// The container's OOM killer ran: the session hit --memory-max,
+	// whichever process of it was killed (the peer: loki-init's 125; the
+	// init itself: 137). The engine's cgroup is gone with --rm, so its
+	// event log is the witness.
+	var limit error
+	if p.memoryMax > 0 && events["oom"] {
+		limit = fmt.Errorf("%w: session exceeded --memory-max %s: the kernel's OOM killer killed in the container", confine.ErrMemoryLimit, confine.FormatBytes(p.memoryMax))
+	}
 	// loki-init itself killed (docker kill, docker stop past its timeout,
 	// the OOM killer): the engine reports 128+N like a peer's own code
 	// would; its event log tells them apart.
 	if n := code - 128; n > 0 && n < 65 && (events["kill:"+strconv.Itoa(n)] || n == int(syscall.SIGKILL) && events["oom"]) {
-		return session.Exit{Signal: n}
+		return session.Exit{Signal: n, Limit: limit}
 	}
-	return session.Exit{Code: code}
+	return session.Exit{Code: code, Limit: limit}
 }
 
 // events returns the container's event actions since Start ("start",
