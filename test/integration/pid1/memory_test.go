@@ -16,8 +16,8 @@ import (
 
 // A prelude near the 1 MiB limit (the env of an agent with large tokens)
 // is garbage once the peer runs: the init hands that memory back shortly
-// after the spawn, so a long session's PID 1 is as small as one launched
-// with a short prelude (measured: 3.5 MiB; 8.6 MiB when it is kept).
+// after the spawn, so a long session's PID 1 stays small. The bound sits
+// between the two populations the runs show (docs/loki-init.md).
 func TestLargePreludeMemoryIsReturned(t *testing.T) {
 	t.Parallel()
 	marks := markerDir(t)
@@ -28,7 +28,7 @@ func TestLargePreludeMemoryIsReturned(t *testing.T) {
 	s := start(t, pid1test.Config{Spec: spec, KeepStdinOpen: true,
 		Flags: []string{"-lease-duration", "3s", "-grace", "2s", "-wait-after-eof"}})
 	waitFile(t, marks+"/up")
-	const limit = 5 << 20
+	const limit = 6<<20 + 512<<10
 	var rss int64
 	small := testutil.WaitUntil(10*time.Second, func() bool {
 		rss = vmRSS(t, s.PID())
