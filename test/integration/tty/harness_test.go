@@ -156,6 +156,11 @@ func backends() []backend {
 			testutil.RequireCommand(t, "crun")
 			return []string{"--isolation", "oci", "--runtime", "crun", "--rootfs", rootfs(t)}
 		}, shell: []string{"sh", "-i"}},
+		{name: "oci-runc", flags: func(t *testing.T) []string {
+			testutil.RequireRoot(t)
+			testutil.RequireCommand(t, "runc")
+			return []string{"--isolation", "oci", "--runtime", "runc", "--rootfs", rootfs(t)}
+		}, shell: []string{"sh", "-i"}},
 		{name: "docker", flags: func(t *testing.T) []string {
 			docker := testutil.RequireDocker(t)
 			return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}

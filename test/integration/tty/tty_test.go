@@ -238,9 +238,9 @@ func TestWaysOut(t *testing.T) {
 					want := tc.want
 					if want < 0 {
 						// As without a terminal: the namespace backend
-						// sees its init die by SIGKILL (125); crun and
-						// docker report it as their own exit code 128+9.
-						want = map[string]int{"namespace": 125, "oci-crun": 137, "docker": 137}[b.name]
+						// sees its init die by SIGKILL (125); crun, runc
+						// and docker report it as their own exit code 128+9.
+						want = map[string]int{"namespace": 125, "oci-crun": 137, "oci-runc": 137, "docker": 137}[b.name]
 					}
 					if code := finished(t, p, before, after); code != want {
 						t.Fatalf("session exit %d, want %d:\n%s", code, want, p.screen())
