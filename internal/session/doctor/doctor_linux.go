@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -53,7 +54,7 @@ func Run(self string, selfArgs []string) Report {
 	r.add(Check{Name: "network namespaces", OK: err == nil, Detail: detail(err, "--network none|loopback can be given"),
 		Fix: "a kernel with CONFIG_NET_NS; as non-root, user namespaces (above)"})
 	cgroups(&r)
-	r.LandlockABI = landlockABI()
+	r.LandlockABI = landlock.ABI()
 	r.add(Check{Name: "landlock", OK: r.LandlockABI > 0, Detail: landlockDetail(r.LandlockABI),
 		Fix: "boot with lsm=...,landlock (CONFIG_SECURITY_LANDLOCK); loki does not need it yet"})
 	for _, rt := range []string{"crun", "runc"} {
@@ -208,15 +209,6 @@ func cgroups(r *Report) {
 		r.add(Check{Name: "cgroup " + c.ctrl, OK: err == nil,
 			Detail: detail(err, "cgroup "+where+" ("+r.CgroupVersion+" host): "+c.what+" can be applied"), Fix: fix})
 	}
-}
-
-// landlockABI asks the kernel for its Landlock ABI version.
-func landlockABI() int {
-	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if errno != 0 {
-		return 0
-	}
-	return int(v)
 }
 
 func landlockDetail(abi int) string {

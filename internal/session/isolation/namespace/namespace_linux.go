@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -415,7 +416,7 @@ func RunStage(args []string) error {
 	if policy.FS != confine.FSHost && !policy.Net().Private() {
 		// A confined peer on the host's network: the host's abstract
 		// unix sockets are out of its reach where Landlock can say so.
-		if err := landlockScopeAbstractUnix(); err != nil && !errors.Is(err, errNoLandlockScope) {
+		if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
 			return fail("landlock", err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,28 +61,3 @@ func maskSockets(writable []string) error {
 	}
 	return nil
 }
-
-// landlockScopeAbstractUnix confines this thread and what it execs to its
-// own abstract unix sockets (Landlock ABI 6): with the host's network,
-// abstract sockets (containerd-shim's, X11's, D-Bus's) are otherwise
-// reachable by name whatever the filesystem says. Needs no_new_privs.
-// ErrNoLandlock when the kernel has no such scope (older ABI): the
-// caller goes on without, as doctor reports.
-func landlockScopeAbstractUnix() error {
-	abi, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if e != 0 || abi < 6 {
-		return errNoLandlockScope
-	}
-	attr := struct{ fs, net, scoped uint64 }{scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
-	if e != 0 {
-		return fmt.Errorf("landlock ruleset: %w", e)
-	}
-	defer unix.Close(int(fd))
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
-		return fmt.Errorf("landlock restrict: %w", e)
-	}
-	return nil
-}
-
-var errNoLandlockScope = errors.New("landlock abstract unix scope not available")

@@ -1,0 +1,76 @@
+//go:build linux
+
+package landlock
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestScopeAbstractUnixUnavailable: below ABI 6 the scope is refused with
+// ErrUnavailable and nothing is enforced.
+func TestScopeAbstractUnixUnavailable(t *testing.T) {
+	if ABI() >= 6 {
+		t.Skip("the kernel has the scope; TestScopeAbstractUnix covers it")
+	}
+	if err := ScopeAbstractUnix(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("ScopeAbstractUnix on ABI %d: %v, want ErrUnavailable", ABI(), err)
+	}
+}
+
+// TestScopeAbstractUnix restricts a throwaway locked thread (the goroutine
+// never unlocks, so the thread dies with it) and checks that it, and not
+// the rest of the process, is confined.
+func TestScopeAbstractUnix(t *testing.T) {
+	if ABI() < 6 {
+		t.Skip("kernel without the abstract unix scope")
+	}
+	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(ln)
+	addr := &unix.SockaddrUnix{Name: "@loki-landlock-test"}
+	if err := unix.Bind(ln, addr); err != nil {
+		t.Fatal(err)
+	}
+	unix.Listen(ln, 1)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- err
+			return
+		}
+		if err := ScopeAbstractUnix(); err != nil {
+			done <- err
+			return
+		}
+		c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer unix.Close(c)
+		if err := unix.Connect(c, addr); !errors.Is(err, unix.EPERM) {
+			done <- fmt.Errorf("confined thread: connect to a host abstract socket: %v, want EPERM", err)
+			return
+		}
+		done <- nil
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(c)
+	if err := unix.Connect(c, addr); err != nil {
+		t.Fatalf("the test's other threads were confined too: %v", err)
+	}
+}
