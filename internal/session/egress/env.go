@@ -13,7 +13,9 @@ var ProxyURL = "http://127.0.0.1:" + strconv.Itoa(ProxyPort)
 // PeerEnv returns env with the proxy variables set (both spellings, as
 // curl, Python, Go and Node read one or the other), replacing any the
 // caller passed: the proxy is the only way out, so a different one
-// could not work. Loopback stays direct.
+// could not work. Loopback stays direct. NODE_USE_ENV_PROXY=1 makes a
+// recent Node's own fetch (and, later still, http and https) read them
+// too; an older Node ignores it.
 func PeerEnv(env map[string]string) map[string]string {
 	out := make(map[string]string, len(env)+8)
 	for k, v := range env {
@@ -26,5 +28,6 @@ func PeerEnv(env map[string]string) map[string]string {
 	delete(out, "all_proxy")
 	out["NO_PROXY"] = "localhost,127.0.0.1,::1"
 	out["no_proxy"] = out["NO_PROXY"]
+	out["NODE_USE_ENV_PROXY"] = "1"
 	return out
 }
