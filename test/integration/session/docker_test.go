@@ -174,7 +174,8 @@ func TestDockerImageConfig(t *testing.T) {
 // Item 9: a SIGTERM that arrives before the container exists reaches the
 // session once it runs: it is not "killed after it did not end in time".
 func TestDockerEarlySignal(t *testing.T) {
-	cmd := supervise(t, dockerBackend(), []string{"--stop-timeout", "60s"}, "sh", "-c", "sleep 1000")
+	root := t.TempDir()
+	cmd := supervise(t, dockerBackend(), []string{"--stop-timeout", "60s", "--control-root", root}, "sh", "-c", "sleep 1000")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
@@ -182,7 +183,15 @@ func TestDockerEarlySignal(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the supervisor's signal handler is up; docker run has not created anything yet
+	// The session's dir is made after the supervisor's handler is up, and
+	// long before docker run has created anything. (SigCgt cannot tell:
+	// the Go runtime catches SIGTERM from its start, to exit by it.)
+	if !testutil.WaitUntil(generous, func() bool {
+		m, _ := filepath.Glob(filepath.Join(root, "session-*"))
+		return len(m) > 0
+	}) {
+		t.Fatalf("no session dir appeared in %s (stderr %q)", root, stderr.String())
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	start := time.Now()
 	code := waitBounded(t, cmd, generous)
