@@ -28,25 +28,8 @@ func dockerReady(t *testing.T, flags []string, script string, env ...string) (*e
 	t.Helper()
 	cmd := supervise(t, dockerBackend(), flags, "sh", "-c", `echo "ready $(hostname)"; `+script)
 	cmd.Env = append(cmd.Env, env...)
-	// The docker CLI holds the supervisor's stdio: a CLI left hanging must
-	// not hold the test's Wait.
-	cmd.WaitDelay = 10 * time.Second
-	stdin, err := cmd.StdinPipe() // kept open: the session must not end by EOF
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close() })
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill() })
-	line := newLineReader(stdout).next(t, 60*time.Second)
+	stdout, stderr := startHeld(t, cmd)
+	line := stdout.next(t, 60*time.Second)
 	id, ok := strings.CutPrefix(line, "ready ")
 	if !ok || id == "" {
 		t.Fatalf("peer said %q", line)

@@ -269,8 +269,22 @@ func scenarioEnvAllowlist(t *testing.T, b backend) {
 func startReady(t *testing.T, b backend, flags []string, script string) (*exec.Cmd, ready, *syncBuffer) {
 	t.Helper()
 	cmd := supervise(t, b, flags, "sh", "-c", readyScript(script))
+	stdout, stderr := startHeld(t, cmd)
+	r := readReady(t, stdout)
+	if b.docker {
+		t.Cleanup(func() { exec.Command("docker", "rm", "-f", r.host).Run() })
+	}
+	return cmd, r, stderr
+}
+
+// startHeld starts cmd with its stdin held open (the session must not end
+// by EOF), its stdout read line by line and its stderr kept; the test's
+// cleanup kills it (our own child, a no-op once waited for), continuing
+// it first in case a scenario stopped it.
+func startHeld(t *testing.T, cmd *exec.Cmd) (*lineReader, *syncBuffer) {
+	t.Helper()
 	cmd.WaitDelay = 10 * time.Second // a docker CLI left behind must not hold Wait
-	stdin, err := cmd.StdinPipe()    // kept open: the session must not end by EOF
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,13 +300,9 @@ func startReady(t *testing.T, b backend, flags []string, script string) (*exec.C
 	}
 	t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill() // our own child; a no-op once waited for
+		cmd.Process.Kill()
 	})
-	r := readReady(t, newLineReader(stdout))
-	if b.docker {
-		t.Cleanup(func() { exec.Command("docker", "rm", "-f", r.host).Run() })
-	}
-	return cmd, r, stderr
+	return newLineReader(stdout), stderr
 }
 
 // scenarioSignals: SIGTERM to the supervisor is forwarded; a peer that
