@@ -9,7 +9,10 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/execution"
+	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/hostlandlock"
+	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
@@ -36,7 +39,9 @@ func buildCommand() *cli.Command {
 			"With --print-profile nothing runs and no record is made: the macOS Seatbelt profile this\n" +
 			"build would apply under LOKI_HOST_SEATBELT=1 is printed on stdout, from the host boundary\n" +
 			"variables (docs/macos.md). It works on any system, so a sandbox can be inspected and\n" +
-			"diffed before it is armed; exit 2 names the boundary variable that is wrong.",
+			"diffed before it is armed; exit 2 names the boundary variable that is wrong.\n\n" +
+			"With --print-landlock, likewise, the Linux Landlock ruleset this build would run under\n" +
+			"with LOKI_HOST_LANDLOCK=1 is printed as JSON (docs/executions.md).",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "execution-id", Required: true, Usage: "canonical `UUID` naming the execution"},
 			&cli.StringFlag{Name: "run-sh", Required: true, Usage: "`PATH` of the engine's run.sh"},
@@ -46,6 +51,7 @@ func buildCommand() *cli.Command {
 			&cli.StringFlag{Name: "provider", Required: true, Usage: "provider `NAME` passed to run.sh"},
 			&cli.BoolFlag{Name: "parallel", Usage: "pass --parallel to run.sh"},
 			&cli.BoolFlag{Name: "print-profile", Usage: "print the Seatbelt profile the build would apply, and run nothing"},
+			&cli.BoolFlag{Name: "print-landlock", Usage: "print the Landlock ruleset the build would run under (JSON), and run nothing"},
 		}, timeoutFlags...),
 		Action: func(c *cli.Context) error {
 			// urfave/cli stops at the first argument, so anything after it
@@ -64,8 +70,14 @@ func buildCommand() *cli.Command {
 				HardTimeout: seconds(c, "hard-timeout"),
 				IdleTimeout: seconds(c, "idle-timeout"),
 			}
+			if c.Bool("print-profile") && c.Bool("print-landlock") {
+				return usage("--print-profile and --print-landlock: print one at a time")
+			}
 			if c.Bool("print-profile") {
 				return printProfile(c, opts)
+			}
+			if c.Bool("print-landlock") {
+				return printLandlock(c, opts)
 			}
 			spec, err := execution.PrepareBuild(opts)
 			if err != nil {
@@ -95,6 +107,34 @@ func printProfile(c *cli.Context, opts execution.BuildOptions) error {
 		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: "+seatbelt.EnvSeatbelt+" is off; this build would run unconfined")
 	}
 	_, err = c.App.Writer.Write(profile)
+	return err
+}
+
+// printLandlock renders the build's Landlock ruleset without running it
+// or touching its record, with a note on stderr when it would not be in
+// force.
+func printLandlock(c *cli.Context, opts execution.BuildOptions) error {
+	spec, err := execution.ResolveBuild(opts)
+	if err != nil {
+		return exitcode.Usage(err)
+	}
+	store, err := state.DefaultStore()
+	if err != nil {
+		return exitcode.Usage(err)
+	}
+	ruleset, abi, err := hostlandlock.Render(spec.Workspace, spec.RunSh, spec.SpecFile, store.Path(spec.ID, state.LogFile))
+	if err != nil {
+		return probeError(err)
+	}
+	switch have := landlock.ABI(); {
+	case runtime.GOOS != "linux":
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: Landlock confines builds on Linux only; on "+runtime.GOOS+" this build would be refused under "+hostlandlock.EnvLandlock)
+	case have < hostlandlock.MinABI:
+		fmt.Fprintf(c.App.ErrWriter, "loki-supervise: note: this kernel has Landlock ABI %d, below %d: this build would be refused under %s (shown at ABI %d)\n", have, hostlandlock.MinABI, hostlandlock.EnvLandlock, abi)
+	case !hostlandlock.Armed():
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: "+hostlandlock.EnvLandlock+" is off; this build would run unconfined")
+	}
+	_, err = c.App.Writer.Write(ruleset)
 	return err
 }
 

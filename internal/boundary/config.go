@@ -43,6 +43,17 @@ type Lookup func(key string) (string, bool)
 // Environ reads the process environment.
 func Environ(key string) (string, bool) { return os.LookupEnv(key) }
 
+// Enabled reports whether a switch variable is on: 1, true, yes or on,
+// in any case, surrounding blanks ignored.
+func Enabled(lookup Lookup, name string) bool {
+	v, _ := lookup(name)
+	switch strings.ToLower(TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
 // Boundary is a validated host boundary. The zero value is not valid; get
 // one from Load.
 type Boundary struct {
@@ -60,7 +71,7 @@ type Boundary struct {
 func (b *Boundary) WorkspaceRoots() []string { return slices.Clone(b.workspaceRoots) }
 
 // EngineSource is the directory two levels above run.sh (the engine
-// checkout), readable but never writable by the build.
+// checkout), readable but never writable by the build; "" for a run.
 func (b *Boundary) EngineSource() string { return b.engineSource }
 
 // ProtectedRoot is the directory tree only workspaces may enter.
@@ -91,7 +102,14 @@ func Load(lookup Lookup, runSh string) (*Boundary, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Boundary{engineSource: parentOf(parentOf(run))}
+	return load(lookup, parentOf(parentOf(run)))
+}
+
+// load validates everything but run.sh; engine is "" for a run without
+// an engine (see ForRun).
+func load(lookup Lookup, engine string) (*Boundary, error) {
+	var err error
+	b := &Boundary{engineSource: engine}
 	raw, _ := lookup(EnvProtectedRoot)
 	if b.protectedRoot, err = requiredPath(EnvProtectedRoot, raw, true, lookup); err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ type Workspace struct {
 // besides the runtime write paths).
 func (w *Workspace) Dir() string { return w.workspace }
 
-// Spec is the resolved spec file the build reads.
+// Spec is the resolved spec file the build reads ("" for a run).
 func (w *Workspace) Spec() string { return w.spec }
 
 // ForWorkspace validates the boundary and places workspace in it: the
@@ -33,17 +33,36 @@ func ForWorkspace(lookup Lookup, workspace, runSh, spec string) (*Workspace, err
 	if err != nil {
 		return nil, err
 	}
+	return place(b, ws, sp)
+}
+
+// ForRun is ForWorkspace for a `run`, which has no engine and no spec:
+// the same boundary, the workspace placed in it the same way, and an
+// empty EngineSource and Spec.
+func ForRun(lookup Lookup, workspace string) (*Workspace, error) {
+	b, err := load(lookup, "")
+	if err != nil {
+		return nil, err
+	}
+	ws, err := requiredPath(ArgWorkspace, workspace, true, lookup)
+	if err != nil {
+		return nil, err
+	}
+	return place(b, ws, "")
+}
+
+func place(b *Boundary, ws, spec string) (*Workspace, error) {
 	inside := slices.ContainsFunc(b.workspaceRoots, func(root string) bool {
 		return ws != root && Within(ws, root)
 	})
 	if !inside {
 		return nil, invalid(ArgWorkspace, "%s is not strictly inside any entry of %s", ws, EnvWorkspaceRoots)
 	}
-	if Within(ws, b.engineSource) || Within(b.engineSource, ws) {
+	if b.engineSource != "" && (Within(ws, b.engineSource) || Within(b.engineSource, ws)) {
 		return nil, invalid(ArgWorkspace, "%s overlaps the engine source %s (the directory two levels above run.sh)",
 			ws, b.engineSource)
 	}
-	return &Workspace{Boundary: b, workspace: ws, spec: sp}, nil
+	return &Workspace{Boundary: b, workspace: ws, spec: spec}, nil
 }
 
 // RequireDir validates raw the way every configured directory is validated

@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
@@ -16,6 +15,8 @@ type Command struct {
 	Dir            string
 	Env            []string
 	Stdout, Stderr *os.File // stdin is /dev/null
+	// Landlock is a ruleset the runner is started under (Linux), or nil.
+	Landlock *os.File
 }
 
 // Runner is the spawned, tracked runner (lineage.Runner in production).
@@ -67,14 +68,27 @@ type ConfineRequest struct {
 	ExecutionDir string
 	Args         []string // the runner argv to wrap
 	Workspace    string
-	RunSh, Spec  string
+	RunSh, Spec  string // empty for a run
+	RunnerLog    string // the runner's stdout and stderr, already open
 }
 
-// Confiner wraps the runner argv (macOS Seatbelt in production). It
-// returns the args unchanged and a nil confinement when confinement is
-// off; otherwise the confinement is recorded in state.json.
+// Confined is the runner as its confinement leaves it.
+type Confined struct {
+	Args []string // the argv to start (wrapped, for Seatbelt)
+	// Record is state.json's confinement, nil when the runner is not
+	// confined.
+	Record any
+	// Landlock is a ruleset the runner must be started under (Linux); the
+	// supervisor closes it once the runner is started.
+	Landlock *os.File
+}
+
+// Confiner confines the runner (macOS Seatbelt or Linux Landlock in
+// production). When confinement is off it returns the args unchanged and
+// no record; otherwise the record is written to state.json before the
+// runner starts. An error means the runner must not start.
 type Confiner interface {
-	Confine(ConfineRequest) ([]string, *seatbelt.Confinement, error)
+	Confine(ConfineRequest) (Confined, error)
 }
 
 // Deps are the collaborators of Run, owned by other packages. Production

@@ -30,8 +30,8 @@ func (noDigest) TreeDigest(context.Context, string) (string, error) { return "",
 // prefixing is a confinement that wraps the argv, as Seatbelt does.
 type prefixing struct{}
 
-func (prefixing) Confine(r ConfineRequest) ([]string, *seatbelt.Confinement, error) {
-	return append([]string{"sandbox", r.Spec}, r.Args...), &seatbelt.Confinement{Kind: "test"}, nil
+func (prefixing) Confine(r ConfineRequest) (Confined, error) {
+	return Confined{Args: append([]string{"sandbox", r.Spec}, r.Args...), Record: &seatbelt.Confinement{Kind: "test"}}, nil
 }
 
 // Each collaborator of Run is one small interface a test can replace: a

@@ -137,25 +137,32 @@ func (sv *supervisor) update(fields map[string]any) error {
 	return err
 }
 
-// launch confines, opens the log and starts the runner.
+// launch opens the log, confines and starts the runner. The log comes
+// first: a Landlock ruleset names it (the runner reopens /dev/stdout).
 func (sv *supervisor) launch(env []string) (Runner, error) {
 	s := sv.spec
-	args, confinement, err := sv.deps.Confiner.Confine(ConfineRequest{
-		ExecutionDir: s.Store.Dir(s.ID), Args: s.Args, Workspace: s.Workspace, RunSh: s.RunSh, Spec: s.SpecFile,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if confinement != nil {
-		if err := sv.update(map[string]any{state.FieldConfinement: confinement}); err != nil {
-			return nil, err
-		}
-	}
 	log, err := s.Store.OpenLog(s.ID)
 	if err != nil {
 		return nil, err
 	}
-	r, err := sv.deps.Spawner.Start(Command{Args: args, Dir: s.Workspace, Env: env, Stdout: log, Stderr: log})
+	c, err := sv.deps.Confiner.Confine(ConfineRequest{
+		ExecutionDir: s.Store.Dir(s.ID), Args: s.Args, Workspace: s.Workspace, RunSh: s.RunSh, Spec: s.SpecFile,
+		RunnerLog: s.Store.Path(s.ID, state.LogFile),
+	})
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	if c.Landlock != nil {
+		defer c.Landlock.Close() // the runner holds its own domain once started
+	}
+	if c.Record != nil {
+		if err := sv.update(map[string]any{state.FieldConfinement: c.Record}); err != nil {
+			log.Close()
+			return nil, err
+		}
+	}
+	r, err := sv.deps.Spawner.Start(Command{Args: c.Args, Dir: s.Workspace, Env: env, Stdout: log, Stderr: log, Landlock: c.Landlock})
 	if err != nil {
 		log.Close()
 		return nil, err

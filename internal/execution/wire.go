@@ -3,6 +3,7 @@ package execution
 import (
 	"context"
 
+	"github.com/loki-sh/loki/internal/hostlandlock"
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proof"
@@ -19,7 +20,7 @@ func Default() Deps {
 type tracked struct{}
 
 func (tracked) Start(c Command) (Runner, error) {
-	r, err := lineage.Start(lineage.Command{Args: c.Args, Dir: c.Dir, Env: c.Env, Stdout: c.Stdout, Stderr: c.Stderr})
+	r, err := lineage.Start(lineage.Command{Args: c.Args, Dir: c.Dir, Env: c.Env, Stdout: c.Stdout, Stderr: c.Stderr, Landlock: c.Landlock})
 	if err != nil {
 		return nil, err // not a typed-nil Runner
 	}
@@ -44,9 +45,25 @@ func (digester) TreeDigest(ctx context.Context, root string) (string, error) {
 	return treedigest.Digest(ctx, root)
 }
 
-// sandbox is macOS Seatbelt, off unless LOKI_HOST_SEATBELT asks for it.
+// sandbox is macOS Seatbelt or Linux Landlock, each off unless its switch
+// (LOKI_HOST_SEATBELT, LOKI_HOST_LANDLOCK) asks for it; each refuses where
+// it cannot confine, so asking for either never runs unconfined.
 type sandbox struct{}
 
-func (sandbox) Confine(r ConfineRequest) ([]string, *seatbelt.Confinement, error) {
-	return seatbelt.Wrap(r.ExecutionDir, r.Args, r.Workspace, r.RunSh, r.Spec)
+func (sandbox) Confine(r ConfineRequest) (Confined, error) {
+	args, sb, err := seatbelt.Wrap(r.ExecutionDir, r.Args, r.Workspace, r.RunSh, r.Spec)
+	if err != nil {
+		return Confined{}, err
+	}
+	if sb != nil {
+		return Confined{Args: args, Record: sb}, nil
+	}
+	ruleset, ll, err := hostlandlock.Confine(r.ExecutionDir, r.Workspace, r.RunSh, r.Spec, r.RunnerLog)
+	if err != nil {
+		return Confined{}, err
+	}
+	if ll != nil {
+		return Confined{Args: args, Record: ll, Landlock: ruleset}, nil
+	}
+	return Confined{Args: args}, nil
 }

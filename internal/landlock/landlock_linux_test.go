@@ -74,3 +74,18 @@ func TestScopeAbstractUnix(t *testing.T) {
 		t.Fatalf("the test's other threads were confined too: %v", err)
 	}
 }
+
+// TestConstantsAreTheKernels: the OS-neutral rights are x/sys's.
+func TestConstantsAreTheKernels(t *testing.T) {
+	for _, c := range [][2]uint64{
+		{FSExecute, unix.LANDLOCK_ACCESS_FS_EXECUTE}, {FSMakeSym, unix.LANDLOCK_ACCESS_FS_MAKE_SYM},
+		{FSRefer, unix.LANDLOCK_ACCESS_FS_REFER}, {FSTruncate, unix.LANDLOCK_ACCESS_FS_TRUNCATE},
+		{FSIoctlDev, unix.LANDLOCK_ACCESS_FS_IOCTL_DEV}, {FSMakeBlock, unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK},
+		{NetBindTCP, unix.LANDLOCK_ACCESS_NET_BIND_TCP}, {NetConnectTCP, unix.LANDLOCK_ACCESS_NET_CONNECT_TCP},
+		{ScopeAbstractUnixSocket, unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET}, {ScopeSignal, unix.LANDLOCK_SCOPE_SIGNAL},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("%#x != kernel %#x", c[0], c[1])
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -48,16 +47,8 @@ type Confinement struct {
 // too) would pay for it at start otherwise.
 var probeDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
-// Enabled reports whether a variable is switched on: 1, true, yes or on,
-// in any case, surrounding blanks ignored.
-func Enabled(lookup boundary.Lookup, name string) bool {
-	v, _ := lookup(name)
-	switch strings.ToLower(boundary.TrimSpace(v)) {
-	case "1", "true", "yes", "on":
-		return true
-	}
-	return false
-}
+// Enabled reports whether a variable is switched on (boundary.Enabled).
+func Enabled(lookup boundary.Lookup, name string) bool { return boundary.Enabled(lookup, name) }
 
 // host is what Wrap and Probe need to know about the machine. Tests on
 // Linux substitute a fake sandbox-exec and claim to be darwin; the real

@@ -17,6 +17,10 @@ const (
 	gateArg0    = "loki-lineage-gate"
 	releaseFD   = 3 // the gate reads the release message here
 	statusFD    = 4 // the gate writes an errno here if exec fails
+	rulesetFD   = 5 // a Landlock ruleset to enforce, when the release says so
+	// restrictFailed marks a status errno that came from enforcing the
+	// ruleset, not from the exec.
+	restrictFailed = 1 << 31
 	// TokenEnv names the per-run lineage token every member inherits.
 	TokenEnv = "LOKI_DEADLINE_LINEAGE"
 )
@@ -39,8 +43,17 @@ func childEnv(env []string, token, nonce string) []string {
 	return append(out, TokenEnv+"="+token, gateEnv+"="+gateVersion+nonce)
 }
 
-// releaseMessage is what the parent writes to let the gate exec.
-func releaseMessage(nonce string) []byte { return []byte("exec:" + nonce + "\n") }
+// releaseMessage is what the parent writes to let the gate exec. It says
+// whether the gate must first enforce the ruleset at rulesetFD: the gate
+// learns it from its parent, never from anything the runner's environment
+// could carry, so a ruleset that was asked for is never skipped.
+func releaseMessage(nonce string, restrict bool) []byte {
+	flag := "-"
+	if restrict {
+		flag = "L"
+	}
+	return []byte("exec:" + nonce + ":" + flag + "\n")
+}
 
 // validNonce accepts exactly 32 lower-case hex digits.
 func validNonce(s string) bool {

@@ -8,11 +8,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/landlock"
 )
 
 // MaybeRunGate is the entry point of Start's two roles (the exec gate and
@@ -65,14 +67,29 @@ func isFIFO(fd int) bool {
 
 // runGate returns only on failure, with the outcome to exit with.
 func runGate(nonce string) error {
-	want := releaseMessage(nonce)
-	got := make([]byte, len(want))
+	plain, restricted := releaseMessage(nonce, false), releaseMessage(nonce, true)
+	got := make([]byte, len(plain))
 	release := os.NewFile(releaseFD, "release")
-	if _, err := io.ReadFull(release, got); err != nil || !bytes.Equal(got, want) {
+	if _, err := io.ReadFull(release, got); err != nil || !bytes.Equal(got, plain) && !bytes.Equal(got, restricted) {
 		return LaunchError(ErrLaunch) // parent gave up (or is not our parent): never exec
 	}
 	release.Close()
 	unix.CloseOnExec(statusFD)
+	if bytes.Equal(got, restricted) {
+		// Landlock binds the thread that enforces it: stay on it up to
+		// the exec (a no-op where the caller locked it already).
+		runtime.LockOSThread()
+		err := landlock.RestrictSelf(rulesetFD)
+		unix.Close(rulesetFD)
+		if err != nil {
+			var errno unix.Errno
+			if !errors.As(err, &errno) {
+				errno = unix.ENOSYS
+			}
+			writeStatus(uint32(errno) | restrictFailed)
+			return LaunchError(ErrLaunch)
+		}
+	}
 	path, argv := os.Args[1], os.Args[2:]
 	env := make([]string, 0, len(os.Environ()))
 	for _, kv := range os.Environ() {
@@ -85,10 +102,14 @@ func runGate(nonce string) error {
 	if !errors.As(err, &errno) {
 		errno = unix.EINVAL
 	}
-	var msg [4]byte
-	binary.BigEndian.PutUint32(msg[:], uint32(errno))
-	_, _ = unix.Write(statusFD, msg[:])
+	writeStatus(uint32(errno))
 	return LaunchError(classifyExec(errno))
+}
+
+func writeStatus(v uint32) {
+	var msg [4]byte
+	binary.BigEndian.PutUint32(msg[:], v)
+	_, _ = unix.Write(statusFD, msg[:])
 }
 
 // classifyExec maps an errno of a failed exec to a sentinel.

@@ -20,6 +20,10 @@ type Command struct {
 	Env            []string
 	Stdin          *os.File
 	Stdout, Stderr *os.File
+	// Landlock, when set, is a ruleset descriptor (landlock.Ruleset.Create)
+	// the exec gate enforces on itself right before it execs the runner;
+	// the runner never starts if that fails. The caller keeps and closes it.
+	Landlock *os.File
 }
 
 // Runner is a started, tracked runner and its lineage.

@@ -104,8 +104,11 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 		Args:        append([]string{gateArg0, path}, c.Args...),
 		Dir:         c.Dir,
 		Env:         childEnv(c.Env, token, nonce),
-		ExtraFiles:  []*os.File{relR, stW},
+		ExtraFiles:  []*os.File{relR, stW}, // releaseFD, statusFD
 		SysProcAttr: sysProcAttr(&pidfd, cg),
+	}
+	if c.Landlock != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, c.Landlock) // rulesetFD
 	}
 	// Typed nil *os.File must not reach exec.Cmd's io.Reader/Writer fields.
 	if c.Stdin != nil {
@@ -145,7 +148,7 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 		return abort(fmt.Errorf("%w: reading runner start time: %w", ErrLaunch, err))
 	}
 	r.id = id
-	if _, err := relW.Write(releaseMessage(nonce)); err != nil {
+	if _, err := relW.Write(releaseMessage(nonce, c.Landlock != nil)); err != nil {
 		return abort(fmt.Errorf("%w: releasing the exec gate: %w", ErrLaunch, err))
 	}
 	relW.Close()
@@ -155,10 +158,14 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 	case n == 0 && (err == io.EOF || err == nil):
 		// EOF: the status pipe closed on exec, the runner is running.
 	case n == 4:
-		errno := unix.Errno(binary.BigEndian.Uint32(msg[:]))
+		v := binary.BigEndian.Uint32(msg[:])
+		errno := unix.Errno(v &^ restrictFailed)
 		_ = cmd.Wait()
 		if pidfd >= 0 {
 			closeFD(pidfd)
+		}
+		if v&restrictFailed != 0 {
+			return nil, 0, fmt.Errorf("%w: enforcing the Landlock ruleset: %s", ErrLaunch, errno.Error())
 		}
 		return nil, 0, fmt.Errorf("%w: exec %s: %s", classifyExec(errno), filepath.Base(path), errno.Error())
 	default:

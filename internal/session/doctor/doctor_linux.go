@@ -56,7 +56,7 @@ func Run(self string, selfArgs []string) Report {
 	cgroups(&r)
 	r.LandlockABI = landlock.ABI()
 	r.add(Check{Name: "landlock", OK: r.LandlockABI > 0, Detail: landlockDetail(r.LandlockABI),
-		Fix: "boot with lsm=...,landlock (CONFIG_SECURITY_LANDLOCK); loki does not need it yet"})
+		Fix: "boot with lsm=...,landlock (CONFIG_SECURITY_LANDLOCK); LOKI_HOST_LANDLOCK builds need ABI 6"})
 	for _, rt := range []string{"crun", "runc"} {
 		p, err := exec.LookPath(rt)
 		r.add(Check{Name: rt, OK: err == nil, Detail: detail(err, p+" (--isolation oci --runtime "+rt+")"),
