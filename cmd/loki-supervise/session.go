@@ -69,7 +69,7 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
   --pids-max N       at most N tasks in the session (default 4096; 0 or max: none);
   --memory-max SIZE  e.g. 512M, no swap beyond it; an OOM kill exits 137, said on stderr;
   --cpu-max CPUS     e.g. 0.5, or "QUOTA PERIOD" (µs). Through the session's own cgroup
-                     (v1 or v2) on namespace; linux.resources on oci; docker's flags.
+                     (v1 or v2) on namespace and oci (with linux.resources); docker's flags.
 A backend that cannot give what is asked exits 127 with one line; none refuses all of it.
 
 Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when

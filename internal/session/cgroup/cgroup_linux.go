@@ -60,8 +60,10 @@ func Detect() (Host, error) {
 type Cgroup struct {
 	v2   bool
 	name string
-	dirs map[string]string // controller -> dir; v2: every controller -> the one dir
-	res  confine.Resources
+	// mount is the cgroup2 mount point (v2 only): Path is relative to it.
+	mount string
+	dirs  map[string]string // controller -> dir; v2: every controller -> the one dir
+	res   confine.Resources
 }
 
 // Create makes the cgroup name with the limits of r (the default pids
@@ -86,7 +88,7 @@ func (h Host) Create(name string, r confine.Resources) (*Cgroup, error) {
 	if h.UsesV1() {
 		err = c.createV1(h, need)
 	} else if h.UnifiedMount != "" {
-		c.v2 = true
+		c.v2, c.mount = true, h.UnifiedMount
 		err = c.createV2(h, need)
 	} else {
 		err = fmt.Errorf("%w: no cgroup filesystem is mounted; mount cgroup2 on /sys/fs/cgroup", ErrUnavailable)
@@ -225,6 +227,26 @@ func (c *Cgroup) Dirs() []string {
 // Dir is the cgroup's dir for controller ctrl ("" if it has none).
 func (c *Cgroup) Dir(ctrl string) string { return c.dirs[ctrl] }
 
+// UnifiedPath is, on cgroup v2, the cgroup's path from the root of the
+// hierarchy (what a container runtime's cgroupsPath and docker's
+// --cgroup-parent name), and false on v1. A container nested there keeps
+// the runtime's own cgroup (its device filter) and is held by this one's
+// limits, and this one's counters (memory.events, and pids.events on
+// kernels that count a refused fork in every ancestor) outlive it.
+func (c *Cgroup) UnifiedPath() (string, bool) {
+	if c == nil || !c.v2 {
+		return "", false
+	}
+	for _, d := range c.dirs {
+		rel, err := filepath.Rel(c.mount, d)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return "", false
+		}
+		return "/" + filepath.ToSlash(rel), true
+	}
+	return "", false
+}
+
 // Add moves the process pid (all its threads) into the cgroup. Add,
 // Hit and Remove of a nil *Cgroup do nothing.
 func (c *Cgroup) Add(pid int) error {
@@ -235,6 +257,44 @@ func (c *Cgroup) Add(pid int) error {
 		if err := writeFile(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Adopt moves the process pid, started by a container runtime, into the
+// cgroup: on cgroup v1, where a runtime's cgroup is one per hierarchy
+// and the kernel counts a refused fork only in the forker's own cgroup,
+// the session's processes must live in this one for its counters to see
+// them. Only the hierarchies of the session's limits are moved; the
+// runtime's others (devices, freezer) keep the process. pid must still be
+// the runtime's: its cgroup path, in the hierarchy of every limit, must
+// name tag (the container's id), checked with the process pinned by a
+// pidfd before and after the move. v2 nests instead (UnifiedPath).
+func (c *Cgroup) Adopt(pid int, tag string) error {
+	if c == nil {
+		return nil
+	}
+	if c.v2 {
+		return fmt.Errorf("%w: adopt: a cgroup v2 session nests its container", ErrUnavailable)
+	}
+	if tag == "" || strings.ContainsAny(tag, "/\n") {
+		return fmt.Errorf("%w: adopt: bad container id %q", ErrUnavailable, tag)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return fmt.Errorf("%w: adopt %d: %v", ErrUnavailable, pid, err)
+	}
+	defer unix.Close(fd)
+	if !inCgroup(pid, tag) {
+		return fmt.Errorf("%w: adopt %d: not in the container's cgroup %s", ErrUnavailable, pid, tag)
+	}
+	if err := c.Add(pid); err != nil {
+		return err
+	}
+	// Still alive (the pidfd), here, and still the container's process
+	// in the hierarchies that were not moved.
+	if unix.PidfdSendSignal(fd, 0, nil, 0) != nil || !inCgroup(pid, c.name) || !inCgroup(pid, tag) {
+		return fmt.Errorf("%w: adopt %d: the process left before it was moved", ErrUnavailable, pid)
 	}
 	return nil
 }
@@ -296,7 +356,15 @@ func (c *Cgroup) rmdirs() {
 	}
 }
 
+// removeDirs empties and removes dirs, each with the cgroups a runtime
+// nested in it (deepest first: the kernel refuses to remove a cgroup with
+// children).
 func removeDirs(name string, dirs []string) error {
+	var all []string
+	for _, d := range dirs {
+		all = append(all, subtree(d)...)
+	}
+	dirs = all
 	deadline := time.Now().Add(removeWait)
 	for {
 		busy := false
@@ -322,6 +390,18 @@ func removeDirs(name string, dirs []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// subtree lists dir's descendant cgroups, deepest first, and dir last.
+func subtree(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, subtree(filepath.Join(dir, e.Name()))...)
+		}
+	}
+	return append(out, dir)
 }
 
 // members reads a cgroup's processes.

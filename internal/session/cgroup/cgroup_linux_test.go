@@ -143,12 +143,30 @@ func TestCreateV2(t *testing.T) {
 		!strings.Contains(err.Error(), "--memory-max 32M") || !strings.Contains(err.Error(), "refused 3 forks") {
 		t.Errorf("Hit = %v", err)
 	}
+	// A container runtime nests its cgroup here (the path from the
+	// hierarchy's root); on v2 its init is never adopted out of it.
+	if path, ok := c.UnifiedPath(); !ok || path != "/svc/loki-session-1" {
+		t.Errorf("UnifiedPath = %q, %v", path, ok)
+	}
+	if err := c.Adopt(4242, "loki-0123456789abcdef"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Adopt on v2: %v, want ErrUnavailable", err)
+	}
+	// The runtime's leaf, left behind (its runtime was killed), goes
+	// first: the kernel refuses to remove a cgroup with children.
+	leaf := filepath.Join(dir, "loki-0123456789abcdef")
+	os.Mkdir(leaf, 0o755)
+	populate(t, leaf, "cgroup.procs")
+	var order []string
+	rmdir = func(p string) error { order = append(order, p); return os.RemoveAll(p) }
 	os.WriteFile(filepath.Join(dir, "cgroup.procs"), nil, 0o644)
 	if err := c.Remove(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("not removed: %v", err)
+	}
+	if len(order) != 2 || order[0] != leaf || order[1] != dir {
+		t.Errorf("removed %v, want the nested leaf, then the session's cgroup", order)
 	}
 	// A controller the parent does not have is refused, not skipped.
 	h.Unified = filepath.Join(root, "other/me")
@@ -180,6 +198,10 @@ func TestCreateV1(t *testing.T) {
 	}
 	if len(c.Dirs()) != 3 {
 		t.Errorf("dirs %v", c.Dirs())
+	}
+	// v1 adopts the runtime's init: nothing to nest in.
+	if path, ok := c.UnifiedPath(); ok {
+		t.Errorf("UnifiedPath on v1 = %q", path)
 	}
 	os.WriteFile(filepath.Join(root, "memory/me/loki-session-1/memory.oom_control"), []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"), 0o644)
 	if err := c.Hit(); !errors.Is(err, confine.ErrMemoryLimit) || !strings.Contains(err.Error(), "killed 2 processes") {

@@ -13,4 +13,7 @@
 // supervisor recorded in its session's scratch dir. Hit reads what the
 // kernel did at a limit: OOM kills (memory.events or v1 memory.oom_control
 // oom_kill, kernel 4.13 or later) and refused forks (pids.events max).
+// A container runtime's session uses it too: nested on v2 (UnifiedPath),
+// and on v1 its init adopted (Adopt, identity-checked), so the counters
+// outlive the runtime's own cgroup; Remove takes nested cgroups first.
 package cgroup

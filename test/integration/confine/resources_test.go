@@ -4,6 +4,7 @@ package confine
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,29 +20,84 @@ var nsRoot = backends()[0]
 
 // cgroupOf prints, from inside the session, the host path of the
 // session's cgroup in controller ctrl's hierarchy (v1), or the unified
-// one (v2), as "cg=PATH".
+// one (v2), as "cg=PATH"; its devices cgroup (v1: the runtime's own
+// cgroup of a container, which no limit moves) as "dev=PATH"; its PID
+// namespace; and its hostname (a container's id under docker).
 const cgroupOf = `p=$(grep -E '^[0-9]+:([^:]*,)?%[1]s(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
 if [ -n "$p" ]; then echo cg=/sys/fs/cgroup/%[1]s$p; else echo cg=/sys/fs/cgroup$(grep '^0::' /proc/self/cgroup | cut -d: -f3); fi
+d=$(grep -E '^[0-9]+:devices:' /proc/self/cgroup | cut -d: -f3)
+if [ -n "$d" ]; then echo dev=/sys/fs/cgroup/devices$d; fi
 echo ns=$(readlink /proc/self/ns/pid)
+echo host=$(hostname)
 `
 
 func script(ctrl, body string) []string {
 	return []string{"sh", "-c", strings.ReplaceAll(cgroupOf, "%[1]s", ctrl) + body}
 }
 
-// assertGone: the session's cgroup was removed and nothing of its PID
-// namespace is left.
-func assertGone(t *testing.T, r map[string]string) {
+// limitBackends are the backends that apply --pids-max and --memory-max.
+func limitBackends() []backend {
+	return []backend{nsRoot, ociBackend("crun"), ociBackend("runc"), dockerBackend()}
+}
+
+// assertGone: the session's cgroup (with the runtime's own, for a
+// container) was removed, nothing of its PID namespace is left, and
+// docker keeps no container of it. session names the cgroup loki made
+// ("" when the backend's own cgroup holds the limit).
+func assertGone(t *testing.T, b backend, r map[string]string, session bool) {
 	t.Helper()
-	if r["cg"] == "" || !strings.Contains(r["cg"], "loki-session-") {
+	if r["cg"] == "" || r["ns"] == "" {
+		t.Fatalf("the session printed no cgroup or namespace: %v", r)
+	}
+	if session && !strings.Contains(r["cg"], "loki-session-") {
 		t.Fatalf("the session was not in a cgroup of its own: %q", r["cg"])
 	}
-	if _, err := os.Stat(r["cg"]); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s still exists after the session (stat: %v)", r["cg"], err)
+	dirs := []string{r["cg"]}
+	if own := devicesCgroup(t); r["dev"] != "" && r["dev"] != own {
+		dirs = append(dirs, r["dev"])
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("cgroup %s still exists after the session (stat: %v)", d, err)
+		}
 	}
 	if pids := testutil.NamespacePIDs(r["ns"]); len(pids) > 0 {
 		t.Errorf("processes of the session's namespace left: %v", pids)
 	}
+	if b.name == "docker" {
+		if r["host"] == "" {
+			t.Fatal("no container id printed")
+		}
+		out, err := exec.Command("docker", "ps", "-a", "-q", "--no-trunc", "--filter", "id="+r["host"]).Output()
+		if err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("docker ps -a shows the session's container %s: %q (%v)", r["host"], out, err)
+		}
+	}
+}
+
+// devicesCgroup is this test's own devices cgroup dir (v1), "" on v2.
+func devicesCgroup(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if parts := strings.SplitN(l, ":", 3); len(parts) == 3 && parts[1] == "devices" {
+			return "/sys/fs/cgroup/devices" + parts[2]
+		}
+	}
+	return ""
+}
+
+// limitNotes returns stderr's lines that report a limit.
+func limitNotes(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "loki-supervise: ") && strings.Contains(l, " limit reached: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // persistentBomb forks for two seconds whatever the refusals, each child
@@ -59,66 +115,80 @@ while time.time() < end:
 print("survived")
 `
 
-// TestForkBombStopsAtPidsMax: the bomb's forks are refused at the limit,
-// the session says so in one line, exits nonzero (the shell's own 2, or
-// 125 for a bomb that would have exited 0), loki-init survives the full
-// cgroup, and nothing is left.
+// TestForkBombStopsAtPidsMax: on every backend with limits, the bomb's
+// forks are refused at the limit, the session says so in one line, exits
+// nonzero (the shell's own 2, or 125 for a session that would have
+// exited 0), loki-init survives the full cgroup (no stack trace, no
+// refusal of its own), and nothing is left.
 func TestForkBombStopsAtPidsMax(t *testing.T) {
-	for _, tc := range []struct {
+	bomb := `i=0; while [ $i -lt 500 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done`
+	cases := []struct {
 		name string
 		peer []string
 		code int
+		host bool // the peer needs the host's files (python3)
 	}{
-		{"sh", script("pids", `i=0; while [ $i -lt 500 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo survived`), 2},
-		{"persistent", script("pids", "exec /usr/bin/python3 -c '"+persistentBomb+"'"), 125},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "persistent" {
-				if _, err := os.Stat("/usr/bin/python3"); err != nil {
-					t.Skip("no /usr/bin/python3")
+		{"sh", script("pids", bomb+`; echo survived`), 2, false},
+		// The shell that forked dies of the refusal; its parent exits 0.
+		{"exits-0", script("pids", `(`+bomb+`) 2>/dev/null; echo survived`), 125, false},
+		{"persistent", script("pids", "exec /usr/bin/python3 -c '"+persistentBomb+"'"), 125, true},
+	}
+	for _, b := range limitBackends()[:3] { // docker: not reported yet
+		for _, tc := range cases {
+			if tc.host && b.name != nsRoot.name {
+				continue
+			}
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				if tc.host {
+					if _, err := os.Stat("/usr/bin/python3"); err != nil {
+						t.Fatal("no /usr/bin/python3 (.ci/run installs it)")
+					}
 				}
-			}
-			code, out, stderr := session(t, nsRoot, []string{"--pids-max", "48"}, tc.peer...)
-			r := results(out)
-			if code != tc.code || (tc.code == 2 && strings.Contains(out, "survived")) {
-				t.Errorf("exit %d, stdout %q: want %d", code, out, tc.code)
-			}
-			if !strings.Contains(stderr, "session reached --pids-max 48: the kernel refused") {
-				t.Errorf("stderr %q: no note naming --pids-max", stderr)
-			}
-			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
-				t.Errorf("stderr %q: loki-init died of the limit instead of reporting the peer", stderr)
-			}
-			assertGone(t, r)
-		})
+				code, out, stderr := session(t, b, []string{"--pids-max", "48"}, tc.peer...)
+				r := results(out)
+				if code != tc.code || (tc.code == 2 && strings.Contains(out, "survived")) {
+					t.Errorf("exit %d, stdout %q, stderr %q: want %d", code, out, stderr, tc.code)
+				}
+				notes := limitNotes(stderr)
+				want := "loki-supervise: pids limit reached: session reached --pids-max 48: the kernel refused "
+				if len(notes) != 1 || !strings.HasPrefix(notes[0], want) || !strings.HasSuffix(notes[0], fmt.Sprintf("(exit %d)", tc.code)) {
+					t.Errorf("stderr %q: want one note %q...(exit %d)", stderr, want, tc.code)
+				}
+				if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
+					t.Errorf("stderr %q: loki-init died of the limit instead of reporting the peer", stderr)
+				}
+				assertGone(t, b, r, true)
+			})
+		}
 	}
 }
 
-// TestMemoryHogKilledAtMemoryMax: exit 137 and a note naming the limit.
+// TestMemoryHogKilledAtMemoryMax: on every backend with limits, exit 137,
+// one note naming the limit, no stack trace, nothing left. docker's own
+// cgroup holds its memory limit; its note comes from the container's oom
+// event.
 func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
-	code, out, stderr := session(t, nsRoot, []string{"--memory-max", "32M"}, script("memory",
-		`head -c 300M /dev/zero | tail | wc -c; echo survived`)...)
-	r := results(out)
-	if code != 137 {
-		t.Errorf("exit %d, want 137 (stderr %q)", code, stderr)
-	}
-	if !strings.Contains(stderr, "session exceeded --memory-max 32M: the kernel killed") {
-		t.Errorf("stderr %q: no note naming --memory-max", stderr)
-	}
-	assertGone(t, r)
-}
-
-// TestMemoryHogKilledAtMemoryMaxDocker: the same through a Docker
-// engine, whose cgroup is gone with the container: exit 137 and the note,
-// from the container's oom event, not loki-init's bare 125.
-func TestMemoryHogKilledAtMemoryMaxDocker(t *testing.T) {
-	code, _, stderr := session(t, dockerBackend(), []string{"--memory-max", "32M"}, "sh", "-c",
-		`x=$(head -c 100000000 /dev/zero | tr "\0" a); echo survived ${#x}`)
-	if code != 137 {
-		t.Errorf("exit %d, want 137 (stderr %q)", code, stderr)
-	}
-	if !strings.Contains(stderr, "session exceeded --memory-max 32M: the kernel's OOM killer") {
-		t.Errorf("stderr %q: no note naming --memory-max", stderr)
+	for _, b := range limitBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			code, out, stderr := session(t, b, []string{"--memory-max", "32M"}, script("memory",
+				`x=$(head -c 100000000 /dev/zero | tr "\0" a); echo survived ${#x}`)...)
+			r := results(out)
+			if code != 137 || strings.Contains(out, "survived") {
+				t.Errorf("exit %d, stdout %q: want 137 (stderr %q)", code, out, stderr)
+			}
+			notes := limitNotes(stderr)
+			want := "loki-supervise: memory limit reached: session exceeded --memory-max 32M: the kernel killed "
+			if b.name == "docker" {
+				want = "loki-supervise: memory limit reached: session exceeded --memory-max 32M: the kernel's OOM killer killed in the container"
+			}
+			if len(notes) != 1 || !strings.HasPrefix(notes[0], want) || !strings.HasSuffix(notes[0], "(exit 137)") {
+				t.Errorf("stderr %q: want one note %q...(exit 137)", stderr, want)
+			}
+			if strings.Contains(stderr, "goroutine ") {
+				t.Errorf("stderr %q: a stack trace", stderr)
+			}
+			assertGone(t, b, r, b.name != "docker")
+		})
 	}
 }
 

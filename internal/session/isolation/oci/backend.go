@@ -13,6 +13,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
 
@@ -84,28 +85,48 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		}
 		o.PidsLimit = 0
 	}
+	p := &process{rt: rt, id: newID(), shim: flavour == "crun" && needsHybridShim(), self: b.Self, done: make(chan struct{})}
+	// The session's own cgroup, with the same limits as linux.resources:
+	// the runtime removes the container's cgroup as the container ends,
+	// and with it the counters of what the kernel did at a limit.
+	if req.Scratch != "" {
+		r := o.Confine.Resources
+		if o.PidsLimit == 0 {
+			r.PidsMax = confine.Unlimited
+		}
+		if p.cg, err = cgroup.ForSession(req.Scratch, r, b.Warn); err != nil {
+			return nil, err
+		}
+		if path, ok := p.cg.UnifiedPath(); ok {
+			o.CgroupsPath = path + "/" + p.id
+		}
+	}
+	fail := func(err error) (session.Process, error) {
+		p.cg.Remove()
+		if p.bundle != "" {
+			os.RemoveAll(p.bundle)
+		}
+		return nil, err
+	}
 	spec, err := Config(o)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	data, err := Marshal(spec)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	// Inside the session's private dir when there is one: removed with it,
 	// and swept with it if the supervisor is killed.
-	bundle, err := os.MkdirTemp(req.Scratch, "bundle-")
-	if err != nil {
-		return nil, err
+	if p.bundle, err = os.MkdirTemp(req.Scratch, "bundle-"); err != nil {
+		return fail(err)
 	}
+	bundle := p.bundle
 	if err := os.WriteFile(filepath.Join(bundle, "config.json"), data, 0o600); err != nil {
-		os.RemoveAll(bundle)
-		return nil, err
+		return fail(err)
 	}
-	p := &process{rt: rt, id: newID(), bundle: bundle, shim: flavour == "crun" && needsHybridShim(), self: b.Self}
 	if err := writeRecord(bundle, flavour, p.id); err != nil {
-		os.RemoveAll(bundle)
-		return nil, err
+		return fail(err)
 	}
 	p.pidFile = filepath.Join(bundle, "init.pid")
 	args := []string{"run", "--bundle", bundle, "--pid-file", p.pidFile}
@@ -124,8 +145,21 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	p.cmd.SysProcAttr.Setpgid = true
 	if err := p.cmd.Start(); err != nil {
-		os.RemoveAll(bundle)
-		return nil, fmt.Errorf("%w: %s: %v: %s", ErrRuntimeNotFound, rt, err, RuntimeFixHint)
+		return fail(fmt.Errorf("%w: %s: %v: %s", ErrRuntimeNotFound, rt, err, RuntimeFixHint))
+	}
+	go func() {
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
+	}()
+	if _, nested := p.cg.UnifiedPath(); p.cg != nil && !nested {
+		// cgroup v1: the container's init joins the session's cgroup
+		// before Start returns. loki-init starts nothing before a lease
+		// renewal, and renewals begin once Start has returned: the peer
+		// and all it starts are born inside.
+		if err := p.adopt(); err != nil {
+			p.startErr = fmt.Errorf("%w: the session's cgroup: %v", ErrNotCreated, err)
+			p.Kill()
+		}
 	}
 	return p, nil
 }
@@ -141,6 +175,10 @@ type process struct {
 	shim                    bool
 	self                    string
 	cmd                     *exec.Cmd
+	cg                      *cgroup.Cgroup // nil: no limits
+	startErr                error          // the session's cgroup could not take the container
+	done                    chan struct{}  // closed once the runtime has been waited for
+	waitErr                 error
 }
 
 // command builds "<runtime> args..." (through the cgroup shim for crun on a
@@ -160,7 +198,8 @@ func (p *process) command(args ...string) *exec.Cmd {
 }
 
 func (p *process) Wait() session.Exit {
-	err := p.cmd.Wait()
+	<-p.done
+	err := p.waitErr
 	var exit session.Exit
 	code, sig, ok := exitcode.Status(err)
 	switch {
@@ -174,6 +213,10 @@ func (p *process) Wait() session.Exit {
 	if _, statErr := os.Stat(p.pidFile); statErr != nil && exit.Signal == 0 && exit.Code != 0 {
 		exit.Err = fmt.Errorf("%w (%s exited %d; its message is above)", ErrNotCreated, filepath.Base(p.rt), exit.Code)
 	}
+	if p.startErr != nil {
+		exit.Err = p.startErr
+	}
+	exit.Limit = p.cg.Hit()
 	return exit
 }
 
@@ -195,10 +238,14 @@ func (p *process) Kill() error {
 }
 
 // Close removes the container (normally already gone: run deletes it on
-// exit) and the bundle.
+// exit), the session's cgroup and the bundle.
 func (p *process) Close() error {
 	p.quiet("delete", "-f", p.id)
-	return os.RemoveAll(p.bundle)
+	err := p.cg.Remove()
+	if rerr := os.RemoveAll(p.bundle); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 func (p *process) quiet(args ...string) error {

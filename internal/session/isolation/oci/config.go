@@ -80,6 +80,9 @@ type Options struct {
 	Confine  confine.Policy
 	Hostname string
 	Binds    []Bind
+	// CgroupsPath is linux.cgroupsPath ("" = the runtime's default): on
+	// cgroup v2 the session's own cgroup nests the container's in it.
+	CgroupsPath string
 }
 
 func (o Options) validate() error {
@@ -147,6 +150,7 @@ func Config(o Options) (*specs.Spec, error) {
 		},
 	}
 	s.Linux.Resources = resources(o.PidsLimit, o.Confine.Resources)
+	s.Linux.CgroupsPath = o.CgroupsPath
 	return s, nil
 }
 

@@ -229,3 +229,16 @@ func TestConfigResources(t *testing.T) {
 		t.Fatalf("no limits: resources %+v, %v", s.Linux.Resources, err)
 	}
 }
+
+// TestConfigCgroupsPath: the runtime's cgroup goes where the session's
+// cgroup nests it (v2), and where the runtime likes otherwise.
+func TestConfigCgroupsPath(t *testing.T) {
+	o := Options{Rootfs: "/r", Init: "/bin/loki-init", ControlDir: "/run/loki/s/control"}
+	if s, err := Config(o); err != nil || s.Linux.CgroupsPath != "" {
+		t.Fatalf("default: %q, %v", s.Linux.CgroupsPath, err)
+	}
+	o.CgroupsPath = "/user.slice/loki-session-1/loki-0123456789abcdef"
+	if s, err := Config(o); err != nil || s.Linux.CgroupsPath != o.CgroupsPath {
+		t.Fatalf("nested: %q, %v", s.Linux.CgroupsPath, err)
+	}
+}

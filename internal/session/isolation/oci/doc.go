@@ -27,6 +27,14 @@
 // untrusted, so only "crun"/"runc" resolved on PATH and ids of loki's own
 // format are used.
 //
+// Limits live in the session's own cgroup too (internal/session/cgroup),
+// which the runtime never removes: Wait reads what the kernel did at a
+// limit from it after the container is gone, Close removes it. On cgroup
+// v2 the container's cgroup is nested in it (linux.cgroupsPath); on v1,
+// where a refused fork is counted only in the forker's own cgroup, Start
+// moves the container's init into it from the runtime's pid file before
+// it returns, so before the first lease renewal and the peer's birth.
+//
 // crun refuses to create containers on hybrid cgroup hosts (v1 controllers
 // plus a cgroup2 mount that has controllers). On such a host crun is run
 // through the hidden ShimCommand stage: a private mount namespace in which
