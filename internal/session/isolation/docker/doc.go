@@ -21,4 +21,9 @@
 // signals and kills are sent in the background, so a daemon that stops
 // answering never holds the supervisor: a kill that docker does not carry
 // out in time kills the CLI, and the lease ends the container.
+//
+// Refused forks at the pids limit are counted in a cgroup of the
+// session's own (internal/session/cgroup), into which Start moves the
+// container's init before it returns (cgroup v1, a local daemon, a user
+// that may make cgroups): the engine's cgroup goes with the container.
 package docker

@@ -18,6 +18,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
@@ -246,12 +247,39 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: args, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr,
 		Env: dockerEnv(), SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
-	started := time.Now()
+	p := &process{cmd: cmd, docker: path, name: o.Name, image: o.Image, cidFile: o.CIDFile,
+		exited: make(chan struct{}), memoryMax: o.MemoryMax}
+	// The engine enforces the pids limit and removes its cgroup, counters
+	// and all, with the container: a cgroup of the session's own, with the
+	// same limit, keeps the count of refused forks. Only where the daemon
+	// is this host's (a local socket) and this user may make one; else
+	// the limit stands unreported, as before.
+	sock := localSocket()
+	if r := req.Confine.Resources; o.PidsLimit > 0 && req.Scratch != "" && sock != "" {
+		r.MemoryMax, r.CPU = 0, nil
+		if cg, err := cgroup.ForSession(req.Scratch, r, nil); err == nil {
+			if _, nested := cg.UnifiedPath(); nested {
+				cg.Remove() // v2: not nested under docker yet
+			} else {
+				p.cg = cg
+			}
+		}
+	}
+	p.started = time.Now()
 	if err := cmd.Start(); err != nil {
+		p.cg.Remove()
 		return nil, fmt.Errorf("%w: %v: %s", ErrNotFound, err, FixHint)
 	}
-	p := &process{cmd: cmd, docker: path, name: o.Name, image: o.Image, cidFile: o.CIDFile,
-		started: started, exited: make(chan struct{}), memoryMax: o.MemoryMax}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	if p.cg != nil {
+		if err := p.adopt(sock); err != nil {
+			p.startErr = fmt.Errorf("%w: the session's cgroup: %v", ErrNotStarted, err)
+			p.Kill()
+		}
+	}
 	return p, nil
 }
 
@@ -270,8 +298,11 @@ type process struct {
 	cmd                          *exec.Cmd
 	docker, name, image, cidFile string
 	started                      time.Time
-	memoryMax                    int64         // --memory-max in bytes, 0 = none
-	exited                       chan struct{} // closed when "docker run" has been waited for
+	memoryMax                    int64          // --memory-max in bytes, 0 = none
+	exited                       chan struct{}  // closed when "docker run" has been waited for
+	waitErr                      error          // docker run's, once exited is closed
+	cg                           *cgroup.Cgroup // nil: refused forks not counted here
+	startErr                     error          // the session's cgroup could not take the container
 
 	mu sync.Mutex
 	// removed: docker run ended normally, so --rm has already removed the
@@ -305,12 +336,20 @@ func cli(docker string, args ...string) ([]byte, error) {
 }
 
 func (p *process) Wait() session.Exit {
-	err := p.cmd.Wait()
-	close(p.exited)
-	code, sig, ok := exitcode.Status(err)
+	<-p.exited
+	exit := p.wait()
+	if p.startErr != nil {
+		exit.Err = p.startErr
+	}
+	exit.Limit = errors.Join(exit.Limit, p.cg.Hit())
+	return exit
+}
+
+func (p *process) wait() session.Exit {
+	code, sig, ok := exitcode.Status(p.waitErr)
 	switch {
 	case !ok:
-		return session.Exit{Code: -1, Err: err}
+		return session.Exit{Code: -1, Err: p.waitErr}
 	case sig > 0:
 		return session.Exit{Signal: sig}
 	case code == 0:
@@ -466,9 +505,12 @@ func (p *process) Close() error {
 	p.mu.Lock()
 	skip := p.removed || p.unanswered
 	p.mu.Unlock()
-	if skip {
-		return nil
+	var err error
+	if !skip {
+		_, err = p.run("rm", "-f", p.name)
 	}
-	_, err := p.run("rm", "-f", p.name)
+	if cerr := p.cg.Remove(); err == nil {
+		err = cerr
+	}
 	return err
 }
