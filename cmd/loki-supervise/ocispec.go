@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -24,6 +26,14 @@ dir (where your host side keeps replacing the 8-byte lease file) read-only at
 /.loki/control. Every capability set is empty, noNewPrivileges is set, the root
 filesystem is read-only (with a tmpfs /tmp), and a pids limit applies.
 
+As root the container gets a user namespace of its own (as session does; --userns
+host or --user keep the host's ids): its root is host uid 1879048192 (or root's
+/etc/subuid block), writable binds are idmapped. Then the init reads the lease as
+"others" or as the block's first gid: make the control dir 0750 and the lease
+0640 with that group. The runtime cannot create mount points in a rootfs owned by
+the host's root: the rootfs needs /.loki/init (a file), /.loki/control (a dir)
+and each bind's destination (session makes them itself).
+
 If your host keeps the control dirs of several sessions under one directory,
 name it with --control-root: wherever the rootfs or a --bind would show it to
 the peer (its siblings' leases), the config covers that view with an empty
@@ -33,6 +43,7 @@ control dir itself is kept out of those views.
 Example:
   loki-supervise oci-spec --rootfs /srv/rootfs --control-dir /run/me/s1/ctl --control-root /run/me > bundle/config.json`,
 		Flags: append(bundleFlags(),
+			&cli.StringFlag{Name: "runtime", Usage: "crun or runc (or a path): refuse what that runtime cannot give, as session does (runc before 1.2 cannot idmap a writable bind)"},
 			&cli.StringFlag{Name: "control-dir", Usage: "host path of the control dir (required)"},
 			&cli.StringFlag{Name: "control-root", Usage: "host dir holding every session's control dir, hidden from the peer (default: the control dir)"}),
 		Action: func(c *cli.Context) error {
@@ -71,8 +82,20 @@ Example:
 				WaitAfterEOF:  c.Bool("wait-after-eof"),
 			}.InitArgs()
 			spec, err := oci.Config(opts)
+			if errors.Is(err, confine.ErrUnsupported) {
+				return notLaunched(err)
+			}
 			if err != nil {
 				return usage("oci-spec: %v", err)
+			}
+			if name := c.String("runtime"); name != "" {
+				rt, flavour, err := oci.ResolveRuntime(name)
+				if err != nil {
+					return notLaunched(err)
+				}
+				if err := oci.CheckIDMap(opts, rt, flavour); err != nil {
+					return notLaunched(err)
+				}
 			}
 			b, err := oci.Marshal(spec)
 			if err != nil {

@@ -141,7 +141,7 @@ func bundleFlags() []cli.Flag {
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
 		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
-		&cli.StringFlag{Name: "userns", Usage: "private (namespace default as root: the agent's root is an unprivileged host uid; the cwd, --write and HOME stay usable through idmapped mounts) | host (the host's ids: as root, uid 0 without capabilities; the default with --user or --fs host)"},
+		&cli.StringFlag{Name: "userns", Usage: "private (namespace and oci default as root: the agent's root is an unprivileged host uid; the cwd, --write and HOME (oci: --write and rw --bind) stay usable through idmapped mounts) | host (the host's ids: as root, uid 0 without capabilities; the default with --user or --fs host)"},
 		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
 			Usage: "host (share the host's) | loopback (own namespace, lo up: 127.0.0.1 only) | none (own namespace, lo down: nothing at all)"},
 		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
@@ -394,8 +394,9 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	if err != nil {
 		return oci.Options{}, err
 	}
-	if confinement.UserNS == confine.UserNSPrivate {
-		return oci.Options{}, notLaunched(confine.Refuse(oci.Name, "--userns private", "use --user UID to run the agent unprivileged"))
+	userns, err := oci.UserNamespace(confinement, os.Geteuid())
+	if err != nil {
+		return oci.Options{}, notLaunched(err)
 	}
 	var binds []oci.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {
@@ -408,7 +409,7 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	return oci.Options{
 		Rootfs: rootfs, Init: init, PidsLimit: confinement.Resources.Pids(),
 		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
-		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement,
+		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement, UserNS: userns,
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
 // Run checks this host, as this process's user. self is an executable
@@ -59,11 +60,25 @@ func Run(self string, selfArgs []string) Report {
 		Fix: "boot with lsm=...,landlock (CONFIG_SECURITY_LANDLOCK); LOKI_HOST_LANDLOCK builds need ABI 6"})
 	for _, rt := range []string{"crun", "runc"} {
 		p, err := exec.LookPath(rt)
-		r.add(Check{Name: rt, OK: err == nil, Detail: detail(err, p+" (--isolation oci --runtime "+rt+")"),
+		d := detail(err, p+" (--isolation oci --runtime "+rt+")")
+		if err == nil && root {
+			d += "; " + ociUserNS(p, rt)
+		}
+		r.add(Check{Name: rt, OK: err == nil, Detail: d,
 			Fix: "install " + rt + " (apt-get install " + rt + ") for --isolation oci"})
 	}
 	r.add(dockerCheck())
 	return r
+}
+
+// ociUserNS says what a root session's private user namespace gets from
+// the runtime: writable binds need one that idmaps a mount.
+func ociUserNS(path, flavour string) string {
+	version, ok := oci.IDMapSupport(path, flavour)
+	if ok {
+		return version + ": private user namespace, writable binds idmapped"
+	}
+	return version + ": private user namespace with read-only binds only (idmapped mounts need crun 1.4.3+ or runc 1.2+); --write or a rw --bind needs --userns host"
 }
 
 func detail(err error, ok string) string {

@@ -105,6 +105,14 @@ func usrRootfs(t *testing.T) string {
 		}
 	}
 	root := t.TempDir()
+	// As root the container has a user namespace of its own, whose root
+	// is "others" to the host: it must be able to reach the rootfs. The
+	// test's own dirs, never the host's /tmp above them.
+	for _, d := range []string{filepath.Dir(root), root} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, d := range []string{"usr", "proc", "dev", "sys", "tmp", "etc"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,6 +41,9 @@ type holder struct {
 func hold(t *testing.T, dir string, interval time.Duration) *holder {
 	t.Helper()
 	w, err := lease.NewWriter(dir)
+	if gid := groupOf(t, dir); gid != 0 {
+		w, err = lease.NewGroupWriter(dir, gid) // an init in a user namespace of its own
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +85,14 @@ func bundle(t *testing.T, leaseDur time.Duration, flags ...string) (config, cont
 	t.Helper()
 	bb := testutil.RequireCommand(t, "busybox")
 	dir := t.TempDir()
+	// As root the container's root is "others" to the host (a user
+	// namespace of its own): it must reach the rootfs. The test's own
+	// dirs, never the host's /tmp above them.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	rootfs := filepath.Join(dir, "rootfs")
 	for _, d := range []string{"bin", "proc", "dev", "sys", "tmp", "etc"} {
 		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
@@ -112,7 +125,49 @@ func bundle(t *testing.T, leaseDur time.Duration, flags ...string) (config, cont
 	if err := os.WriteFile(config, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	prepareUserNS(t, out, rootfs, control)
 	return config, control
+}
+
+// prepareUserNS does for a config with a user namespace (oci-spec's
+// default as root) what its docs ask of whoever runs the bundle: the
+// control dir readable by the namespace's gid (0750; the holder then
+// writes each lease 0640 with that group), and loki-init's mount points
+// in the rootfs, which the namespace's root cannot create there.
+func prepareUserNS(t *testing.T, config []byte, rootfs, control string) {
+	t.Helper()
+	var spec struct {
+		Linux struct {
+			GIDMappings []struct{ HostID int } `json:"gidMappings"`
+		}
+	}
+	if err := json.Unmarshal(config, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Linux.GIDMappings) == 0 {
+		return
+	}
+	if err := os.Chown(control, -1, spec.Linux.GIDMappings[0].HostID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(control, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(rootfs, ".loki", "control"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, ".loki", "init"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func groupOf(t *testing.T, dir string) int {
+	t.Helper()
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int(st.Gid)
 }
 
 // ctrRun returns `ctr run --rm --config CONFIG ID` against the engine.

@@ -55,11 +55,18 @@ func siblingSetups() []siblingSetup {
 	for _, rt := range []string{"crun", "runc"} {
 		b := ociBackend(rt)
 		// A rw bind of the control root's parent shows every session dir.
+		flags := []string{}
+		if rt == "runc" {
+			// runc 1.1 cannot idmap a writable bind, so this one needs
+			// the host's ids: the mask then holds against a peer that
+			// is the host's uid 0, the case it exists for.
+			flags = []string{"--userns", "host"}
+		}
 		setups = append(setups, siblingSetup{name: b.name + "-bind", backend: b,
 			prepare: func(t *testing.T) siblingEnv {
 				parent := t.TempDir()
 				root := privateDir(t, parent, "ctl", 0)
-				return siblingEnv{hostRoot: root, peerRoot: "/hostview/ctl", flags: []string{"--bind", parent + ":/hostview"}}
+				return siblingEnv{hostRoot: root, peerRoot: "/hostview/ctl", flags: append([]string{"--bind", parent + ":/hostview"}, flags...)}
 			}})
 		// A rootfs that contains the control root.
 		setups = append(setups, siblingSetup{name: b.name + "-in-rootfs", backend: b,

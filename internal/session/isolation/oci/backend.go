@@ -112,6 +112,14 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return fail(err)
 	}
+	if o.UserNS != nil {
+		if err := CheckIDMap(o, rt, flavour); err != nil {
+			return fail(err)
+		}
+		if err := makeMountPoints(o.Rootfs, spec.Mounts); err != nil {
+			return fail(err)
+		}
+	}
 	data, err := Marshal(spec)
 	if err != nil {
 		return fail(err)

@@ -83,6 +83,9 @@ type Options struct {
 	// CgroupsPath is linux.cgroupsPath ("" = the runtime's default): on
 	// cgroup v2 the session's own cgroup nests the container's in it.
 	CgroupsPath string
+	// UserNS, when set, gives the container a user namespace of its own
+	// mapping ids 0 and up to these host ids (UserNamespace decides).
+	UserNS *confine.IDRange
 }
 
 func (o Options) validate() error {
@@ -95,6 +98,9 @@ func (o Options) validate() error {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("%w: %s path %q is not absolute", ErrOptions, name, p)
 		}
+	}
+	if o.UserNS != nil {
+		return o.validateUserNS()
 	}
 	return nil
 }
@@ -126,6 +132,13 @@ func Config(o Options) (*specs.Spec, error) {
 		{Type: specs.PIDNamespace}, {Type: specs.MountNamespace},
 		{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace},
 	}
+	var uidMap, gidMap []specs.LinuxIDMapping
+	if r := o.UserNS; r != nil {
+		// The init and the peer are root of the namespace only.
+		user = specs.User{UID: 0, GID: 0}
+		namespaces = append(namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		uidMap, gidMap = idMappings(*r)
+	}
 	if o.Confine.Net().Private() {
 		// The runtimes bring lo up in a new network namespace: loopback.
 		namespaces = append(namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace})
@@ -145,6 +158,8 @@ func Config(o Options) (*specs.Spec, error) {
 		Mounts:   ms,
 		Linux: &specs.Linux{
 			Namespaces:    namespaces,
+			UIDMappings:   uidMap,
+			GIDMappings:   gidMap,
 			MaskedPaths:   append([]string(nil), confine.MaskedPaths...),
 			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
 		},
@@ -176,27 +191,33 @@ func resources(pids int64, r confine.Resources) *specs.LinuxResources {
 }
 
 func mounts(o Options) ([]specs.Mount, error) {
+	sys := specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}}
+	if o.UserNS != nil && !o.Confine.Net().Private() {
+		// A user namespace may mount sysfs only with a network
+		// namespace of its own: show the host's, read-only throughout.
+		sys = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro", "rro"}}
+	}
 	ms := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
 		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
-		{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+		sys,
 		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
 		{Destination: InitPath, Type: "bind", Source: o.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}},
 		{Destination: ControlPath, Type: "bind", Source: o.ControlDir, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}},
 	}
 	for _, w := range o.Confine.Write {
 		// --write PATH: the host path, writable, at the same path.
-		ms = append(ms, specs.Mount{Destination: w, Type: "bind", Source: w, Options: []string{"rbind", "nosuid", "nodev"}})
+		ms = append(ms, o.writableBind(w, w))
 	}
 	for _, b := range o.Binds {
-		opts := []string{"rbind", "nosuid", "nodev"}
-		if b.ReadOnly {
-			opts = append(opts, "ro")
+		if !b.ReadOnly {
+			ms = append(ms, o.writableBind(b.Source, b.Destination))
+			continue
 		}
-		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: opts})
+		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: []string{"rbind", "nosuid", "nodev", "ro"}})
 	}
 	for _, h := range o.Confine.Hide {
 		// --hide PATH: an empty read-only tmpfs over the container's

@@ -12,7 +12,10 @@
 // would give is covered by an empty read-only tmpfs, and a rootfs or bind
 // inside it is refused; a pids limit
 // applies when the host has a pids cgroup controller. The host network is
-// shared: agents talk to their model APIs.
+// shared: agents talk to their model APIs. As root the container also has
+// a user namespace of its own, mapping its root to unprivileged host ids,
+// with writable binds idmapped (userns.go); a runtime that cannot idmap
+// them is refused them.
 //
 // Each session gets a private bundle directory (0700) and a unique
 // container id; Close always runs "<runtime> delete -f" and removes the

@@ -5,6 +5,8 @@ package oci
 import (
 	"syscall"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
@@ -17,3 +19,5 @@ func pidsControllerAvailable() bool  { return false }
 
 // RunShim is unsupported outside Linux.
 func RunShim([]string) error { return exitcode.NotLaunched(nil) }
+
+func makeMountPoints(string, []specs.Mount) error { return nil }
