@@ -37,8 +37,14 @@ func TestKeyringsOutOfReach(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("exit %d, stderr %q", code, stderr)
 				}
-				if r := results(out); r["key"] != "refused" {
+				r := results(out)
+				if r["key"] != "refused" {
 					t.Errorf("%v: the peer got the host's key: %q", flags, r["key"])
+				}
+				// Refused by the filter, not merely not found (crun and
+				// runc also give the container a keyring of its own).
+				if r["keyerr"] != "EPERM" {
+					t.Errorf("%v: the keyring search failed with %q, want EPERM from the seccomp filter", flags, r["keyerr"])
 				}
 			}
 		})

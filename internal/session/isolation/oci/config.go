@@ -162,6 +162,7 @@ func Config(o Options) (*specs.Spec, error) {
 			GIDMappings:   gidMap,
 			MaskedPaths:   append([]string(nil), confine.MaskedPaths...),
 			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
+			Seccomp:       keyringSeccomp(),
 		},
 	}
 	s.Linux.Resources = resources(o.PidsLimit, o.Confine.Resources)

@@ -210,6 +210,10 @@ func TestConfigConfinement(t *testing.T) {
 		if !equal(s.Linux.ReadonlyPaths, confine.ReadonlyPaths) || !equal(s.Linux.MaskedPaths, confine.MaskedPaths) {
 			t.Errorf("masked %v readonly %v", s.Linux.MaskedPaths, s.Linux.ReadonlyPaths)
 		}
+		if sc := s.Linux.Seccomp; sc == nil || sc.DefaultAction != specs.ActAllow || len(sc.Syscalls) != 1 ||
+			sc.Syscalls[0].Action != specs.ActErrno || !equal(sc.Syscalls[0].Names, []string{"add_key", "keyctl", "request_key"}) {
+			t.Errorf("%+v: seccomp %+v, want the keyring syscalls denied", tc.policy, sc)
+		}
 	}
 }
 

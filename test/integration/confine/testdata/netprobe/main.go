@@ -31,11 +31,17 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == "key" {
 		// keyring: can the peer find and read the host's key named $2?
 		state := "refused"
-		if id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", os.Args[2], 0); err == nil {
+		id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", os.Args[2], 0)
+		if err == nil {
 			buf := make([]byte, 64)
 			if n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0); err == nil {
 				state = "read:" + string(buf[:n])
 			}
+		}
+		// Why a search failed: EPERM from a seccomp filter, or ENOKEY
+		// where the runtime gave the peer a keyring of its own.
+		if errno, ok := err.(unix.Errno); ok {
+			fmt.Printf("keyerr=%s\n", unix.ErrnoName(errno))
 		}
 		fmt.Printf("key=%s\n", state)
 		return
