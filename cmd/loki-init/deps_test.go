@@ -8,8 +8,11 @@ import (
 
 // TestInitReachesOnlyItsPackages keeps the trusted PID 1 small: of this
 // module it may use only the host<->init contracts, the reaper, the exit
-// codes and internal/pid1. Anything else (sessions, executions, proof) is
-// the supervisor's and must never be linked into loki-init.
+// codes, internal/pid1, and the namespace backend's stage with what it
+// applies (the policy's types, Landlock, the egress listener handoff).
+// Anything else (sessions, executions, proof, the egress proxy itself) is
+// the supervisor's and must never be linked into loki-init; nor may
+// net/http or crypto/tls be.
 func TestInitReachesOnlyItsPackages(t *testing.T) {
 	const module = "github.com/loki-sh/loki/"
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
@@ -19,9 +22,14 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 	allowed := map[string]bool{
 		"internal/lease": true, "internal/launch": true, "internal/reap": true,
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
+		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
+		"internal/landlock": true, "internal/session/egress/handoff": true,
 	}
 	seen := 0
 	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "net/http" || pkg == "crypto/tls" {
+			t.Errorf("loki-init depends on %s", pkg)
+		}
 		rel, ok := strings.CutPrefix(pkg, module)
 		if !ok {
 			continue

@@ -1,6 +1,9 @@
 // Command loki-init is the trusted PID 1 of an agent's private PID
 // namespace. It only parses flags and runs internal/pid1; every
-// behaviour, stage and exit code is decided there.
+// behaviour, stage and exit code is decided there. Started by the
+// namespace backend with the hidden first argument stage.Command, it is
+// that backend's stage first (package stage), which then execs loki-init
+// proper.
 //
 //go:debug updatemaxprocs=0
 package main
@@ -11,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/pid1"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
 const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] [-wait-after-eof] CONTROL_DIR
@@ -51,7 +56,16 @@ Exit codes:
 Flags:
 `
 
+// The main goroutine stays on the thread the kernel started the process
+// with until main knows whether it is the stage: the stage's parent-death
+// signal belongs to that thread and an exec from any other would lose it.
+func init() { runtime.LockOSThread() }
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == stage.Command {
+		os.Exit(exitcode.Code(stage.Run(os.Args[2:])))
+	}
+	runtime.UnlockOSThread()
 	cfg, err := parse(os.Args[1:], os.Stderr)
 	if err == nil {
 		err = pid1.Run(cfg)

@@ -7,7 +7,6 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/macos/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
-	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -36,9 +35,6 @@ var internalEntries = []entry{
 	// a killed supervisor to end what its runner left.
 	{"lineage keeper (environment)", func([]string) bool { return lineage.IsKeeper() },
 		func([]string) error { return lineage.RunKeeper() }},
-	// The namespace backend's stage, PID 1 of the new namespace until it
-	// execs loki-init (on the process's first thread, see init below).
-	{namespace.StageCommand, argv(namespace.StageCommand), func(a []string) error { return namespace.RunStage(a[2:]) }},
 	// The oci backend's cgroup shim, a private mount namespace that execs
 	// the runtime.
 	{oci.ShimCommand, argv(oci.ShimCommand), func(a []string) error { return oci.RunShim(a[2:]) }},
@@ -67,8 +63,8 @@ func argv(words ...string) func([]string) bool {
 }
 
 // The main goroutine stays on the thread the kernel started the process
-// with until the table has been consulted: the namespace stage's
-// parent-death signal belongs to that thread and an exec from any other
+// with until the table has been consulted: a parent-death signal set at
+// spawn belongs to that thread, and a role that execs from any other
 // would lose it.
 func init() { runtime.LockOSThread() }
 

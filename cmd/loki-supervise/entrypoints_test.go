@@ -20,7 +20,7 @@ func TestInternalEntriesMatchOnlyTheirArgv(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"loki-supervise", "__ns-init", "-lease-duration", "5s"}, "__ns-init"},
+		{[]string{"loki-supervise", "__ns-init", "-lease-duration", "5s"}, ""},
 		{[]string{"loki-supervise", "__oci-cgroup-shim", "/usr/bin/crun", "run"}, "__oci-cgroup-shim"},
 		{[]string{"loki-supervise", "probe", "seatbelt-payload", "o", "s", "u", "1"}, "probe seatbelt-payload"},
 		{[]string{"loki-supervise", "probe", "seatbelt"}, ""},

@@ -1,11 +1,15 @@
 package egress
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/loki-sh/loki/internal/session/egress/handoff"
+)
 
 // ProxyPort is where the proxy listens on the session's own loopback.
 // The session's network namespace is new and empty, so the port is free;
 // the peer learns it from HTTP_PROXY and HTTPS_PROXY.
-const ProxyPort = 3128
+const ProxyPort = handoff.ProxyPort
 
 // ProxyURL is the proxy as the peer's environment names it.
 var ProxyURL = "http://127.0.0.1:" + strconv.Itoa(ProxyPort)

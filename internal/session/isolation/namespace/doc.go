@@ -2,15 +2,17 @@
 // 1 of a new PID and mount namespace that loki-supervise creates itself, with
 // no runtime or daemon involved.
 //
-// Go cannot run code between clone and exec, so the child is loki-supervise
-// again, started as the hidden stage StageCommand. The stage is already PID 1
-// of the new namespace; it makes every mount private, mounts a fresh /proc,
-// bind-mounts the control dir onto itself read-only, empties the capability
-// bounding and ambient sets, sets no_new_privs, and then execs loki-init,
-// which keeps PID 1. The stage reports a failure on a close-on-exec status
-// pipe, so the supervisor can tell "the backend could not start" (127) from
-// anything the session itself exits with: an empty read at EOF means the
-// exec of loki-init succeeded.
+// Go cannot run code between clone and exec, so the child is loki-init's
+// binary started as the stage ("loki-init __stage ...", package stage). The
+// stage is already PID 1 of the new namespace; it makes every mount
+// private, mounts a fresh /proc, bind-mounts the control dir onto itself
+// read-only, empties the capability bounding and ambient sets, sets
+// no_new_privs, and then execs loki-init, which keeps PID 1. The stage
+// reports a failure on a close-on-exec status pipe, so the supervisor can
+// tell "the backend could not start" (127) from anything the session
+// itself exits with: an empty read at EOF means the exec of loki-init
+// succeeded. This package is the supervisor's side: the stage's policy,
+// the clone, the idmapped trees, the cgroup and the status pipe.
 //
 // Privilege model: when the supervisor is root, no user namespace is made
 // and the peer keeps uid 0 but has no capabilities at all (empty bounding

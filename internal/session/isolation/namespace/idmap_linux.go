@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
 // A private user namespace (confine.UserNSPrivate) maps the peer's root
@@ -25,12 +26,6 @@ import (
 // namespace (ids inside show as the same ids on disk), and hands the
 // detached mounts to the stage, which attaches them in its mount
 // namespace.
-
-// idmapTree is one host path the stage attaches as an idmapped mount.
-type idmapTree struct {
-	Path string `json:"path"`
-	RO   bool   `json:"ro,omitempty"`
-}
 
 // privateUserNS: the session gets a private user namespace. Without root
 // it always has one (mapping the caller's own ids), which is not this.
@@ -52,18 +47,18 @@ func (b *Backend) PrivateUserNS(p confine.Policy) (uint32, bool) {
 
 // idmapTrees lists what the stage attaches idmapped, parents first: each
 // writable path, and home, read-only, unless it is / or writable already.
-func idmapTrees(write []string, home string) []idmapTree {
-	var trees []idmapTree
+func idmapTrees(write []string, home string) []stage.IDMapTree {
+	var trees []stage.IDMapTree
 	for _, w := range write {
-		trees = append(trees, idmapTree{Path: w})
+		trees = append(trees, stage.IDMapTree{Path: w})
 	}
 	if home != "" && filepath.IsAbs(home) {
 		home = filepath.Clean(home)
 		if r, err := filepath.EvalSymlinks(home); err == nil {
 			home = r
 		}
-		if fi, err := os.Stat(home); err == nil && fi.IsDir() && home != "/" && !underAnyPath(home, write) && unsearchable(home, nil) == "" {
-			trees = append(trees, idmapTree{Path: home, RO: true})
+		if fi, err := os.Stat(home); err == nil && fi.IsDir() && home != "/" && !stage.UnderAny(home, write) && unsearchable(home, nil) == "" {
+			trees = append(trees, stage.IDMapTree{Path: home, RO: true})
 		}
 	}
 	sort.SliceStable(trees, func(i, j int) bool { return len(trees[i].Path) < len(trees[j].Path) })
@@ -74,11 +69,11 @@ func idmapTrees(write []string, home string) []idmapTree {
 // could not search (it is "others" to every host dir), "" when none: a
 // dir under /tmp is the private /tmp's, and one under a tree is shown by
 // that tree.
-func unsearchable(path string, trees []idmapTree) string {
-	for d := filepath.Dir(path); d != "/" && !under(d, "/tmp"); d = filepath.Dir(d) {
+func unsearchable(path string, trees []stage.IDMapTree) string {
+	for d := filepath.Dir(path); d != "/" && !stage.Under(d, "/tmp"); d = filepath.Dir(d) {
 		covered := false
 		for _, t := range trees {
-			covered = covered || under(d, t.Path)
+			covered = covered || stage.Under(d, t.Path)
 		}
 		var st unix.Stat_t
 		if !covered && (unix.Stat(d, &st) != nil || st.Mode&0o001 == 0) {
@@ -89,7 +84,7 @@ func unsearchable(path string, trees []idmapTree) string {
 }
 
 // checkReachable refuses a writable tree the peer could not reach.
-func checkReachable(trees []idmapTree) error {
+func checkReachable(trees []stage.IDMapTree) error {
 	for _, t := range trees {
 		if d := unsearchable(t.Path, trees); d != "" && !t.RO {
 			return confine.Refuse(Name, "a private user namespace with "+t.Path+" writable",
@@ -106,7 +101,7 @@ var errIDMap = errors.New("idmapped mount refused")
 // sendTrees clones each tree (with the mounts below it), idmaps the clone
 // by the user namespace of pid, and sends the detached mounts over sock,
 // one per message, in order. The mounts are never attached on the host.
-func sendTrees(sock *os.File, pid int, trees []idmapTree) error {
+func sendTrees(sock *os.File, pid int, trees []stage.IDMapTree) error {
 	ns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("user namespace of the stage: %w", err)
@@ -132,47 +127,3 @@ func sendTrees(sock *os.File, pid int, trees []idmapTree) error {
 	}
 	return nil
 }
-
-// receiveTrees is the stage's side of sendTrees: n detached mounts, by
-// path.
-func receiveTrees(sock int, trees []idmapTree) (map[string]int, error) {
-	out := map[string]int{}
-	for _, t := range trees {
-		buf := make([]byte, 1)
-		oob := make([]byte, unix.CmsgSpace(4))
-		_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err != nil {
-			return out, fmt.Errorf("receive the mount of %s: %w", t.Path, err)
-		}
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(msgs) != 1 {
-			return out, fmt.Errorf("receive the mount of %s: no descriptor (the supervisor could not make it)", t.Path)
-		}
-		fds, err := unix.ParseUnixRights(&msgs[0])
-		if err != nil || len(fds) != 1 {
-			return out, fmt.Errorf("receive the mount of %s: no descriptor", t.Path)
-		}
-		out[t.Path] = fds[0]
-	}
-	return out, nil
-}
-
-// attachTree attaches the detached mount fd at path, making the mount
-// point (in a tmpfs of ours) when missing.
-func attachTree(fd int, path string) error {
-	if err := mountPoint(fd, path); err != nil {
-		return err
-	}
-	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-		return fmt.Errorf("attach the idmapped mount of %s: %w", path, err)
-	}
-	return nil
-}
-
-// becomeRoot makes this thread root of the stage's user namespace (the
-// private block's first ids, with no supplementary group). Until then it
-// ran as the host's uid 0 with the capabilities the clone gave it as
-// ambient ones: that is what resolves host paths under root's 0700 dirs
-// while the stage mounts; from here on it creates files, which need ids
-// mapped in the namespace.
-func becomeRoot() error { return setIDs(0, 0) }

@@ -13,27 +13,19 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
-// statusFD is the stage's end of the status pipe (ExtraFiles[0]).
-const statusFD = 3
-
-// hostStdinFD is the client's own stdin in the stage and in loki-init
-// (ExtraFiles[1]) when the session passes it (Request.HostStdin).
-const hostStdinFD = 4
-
 // DirectStdinFD is where loki-init finds Request.HostStdin.
-func (b *Backend) DirectStdinFD() int { return hostStdinFD }
+func (b *Backend) DirectStdinFD() int { return stage.HostStdinFD }
 
 // maxStatus bounds what the supervisor reads from the status pipe.
 const maxStatus = 4096
@@ -41,32 +33,28 @@ const maxStatus = 4096
 // Start clones the stage into new namespaces and waits until it has either
 // exec'd loki-init or reported why it could not.
 func (b *Backend) Start(req session.Request) (session.Process, error) {
-	self := b.Self
-	if self == "" {
-		self = "/proc/self/exe"
-	}
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	stage := stagePolicy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
-	if exe := req.Peer.Argv[0]; stage.FS != confine.FSHost && filepath.IsAbs(exe) && under(filepath.Clean(exe), "/tmp") {
+	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
+	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && stage.Under(filepath.Clean(exe), "/tmp") {
 		// The agent's own executable stays reachable under the private
 		// /tmp, read-only.
-		stage.Read = append(stage.Read, filepath.Clean(exe))
+		pol.Read = append(pol.Read, filepath.Clean(exe))
 	}
-	if stage.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !underAnyPath(req.Peer.Cwd, stage.Write) {
+	if pol.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !stage.UnderAny(req.Peer.Cwd, pol.Write) {
 		// The cwd is the workspace: writable, unless it is / (then
 		// only what --write names is).
-		stage.Write = append([]string{req.Peer.Cwd}, stage.Write...)
+		pol.Write = append([]string{req.Peer.Cwd}, pol.Write...)
 	}
 	private := b.privateUserNS(req.Confine)
-	var trees []idmapTree
+	var trees []stage.IDMapTree
 	var treesR, treesW *os.File
 	var err error
 	if private {
-		stage.PrivateUser = true
-		if stage.FS != confine.FSHost {
-			trees = idmapTrees(stage.Write, req.Peer.Env["HOME"])
+		pol.PrivateUser = true
+		if pol.FS != confine.FSHost {
+			trees = idmapTrees(pol.Write, req.Peer.Env["HOME"])
 			if err := checkReachable(trees); err != nil {
 				return nil, err
 			}
@@ -93,14 +81,14 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	extra := extraFiles(nil, req.HostStdin) // [0] is the status pipe, made below
 	if proxyW != nil {
-		stage.EgressFD = statusFD + len(extra)
+		pol.EgressFD = stage.StatusFD + len(extra)
 		extra = append(extra, proxyW)
 	}
 	if treesW != nil {
-		stage.IDMap, stage.IDMapFD = trees, statusFD+len(extra)
+		pol.IDMap, pol.IDMapFD = trees, stage.StatusFD+len(extra)
 		extra = append(extra, treesW)
 	}
-	policy, err := json.Marshal(stage)
+	policy, err := json.Marshal(pol)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +104,11 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	defer statusR.Close()
 	extra[0] = statusW
 	cmd := &exec.Cmd{
-		Path: self,
-		Args: append([]string{"loki-supervise", StageCommand}, stageArgs(req.ControlDir, b.Init, req.InitArgs)...),
+		Path: b.Init,
+		Args: append([]string{"loki-init", stage.Command}, stage.Args(req.ControlDir, b.Init, req.InitArgs)...),
 		// The stage reads its policy from the environment; loki-init gets
 		// none: secrets travel only in the prelude.
-		Env:         []string{policyEnv + "=" + string(policy)},
+		Env:         []string{stage.PolicyEnv + "=" + string(policy)},
 		Dir:         "/",
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,
@@ -177,31 +165,6 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	return p, nil
 }
 
-// policyEnv carries the confinement policy (JSON) to the stage.
-const policyEnv = "LOKI_STAGE_CONFINE"
-
-// stagePolicy is the policy as the stage applies it: the cwd added to
-// Write, and Read: paths under /tmp shown read-only in the private one
-// (the agent's executable).
-type stagePolicy struct {
-	confine.Policy
-	Read []string `json:"read,omitempty"`
-	// TTY: the peer gets a terminal, so /dev/pts must be the session's
-	// own devpts (the confined /dev has one; the host's /dev does not).
-	TTY bool `json:"tty,omitempty"`
-	// HostStdin: hostStdinFD is the client's stdin, kept for loki-init.
-	HostStdin bool `json:"host_stdin,omitempty"`
-	// EgressFD > 0: the unix socket the egress proxy's listener is sent
-	// back over, once made in the session's network namespace.
-	EgressFD int `json:"egress_fd,omitempty"`
-	// PrivateUser: the stage runs in a user namespace of the private
-	// block (idmap_linux.go), as the host's uid 0 until it becomes root
-	// of it; IDMap are the trees it receives on IDMapFD.
-	PrivateUser bool        `json:"private_user,omitempty"`
-	IDMap       []idmapTree `json:"idmap,omitempty"`
-	IDMapFD     int         `json:"idmap_fd,omitempty"`
-}
-
 // check refuses what this backend cannot give: without root, the user
 // namespace maps one uid (the caller's), so no other --user exists in it.
 func (b *Backend) check(p confine.Policy, controlRoot string) error {
@@ -224,7 +187,7 @@ func (b *Backend) check(p confine.Policy, controlRoot string) error {
 	// parents (the root itself is masked by a searchable tmpfs; under a
 	// private /tmp, the stage makes them anew, searchable).
 	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
-		if p.FS != confine.FSHost && under(d, "/tmp") {
+		if p.FS != confine.FSHost && stage.Under(d, "/tmp") {
 			continue
 		}
 		var st unix.Stat_t
@@ -330,292 +293,6 @@ func (p *process) Kill() error                { return p.cmd.Process.Kill() }
 func (p *process) Close() error {
 	p.egress.Close()
 	return p.cg.Remove()
-}
-
-// RunStage is the body of StageCommand. It returns only on failure, after
-// writing the reason to the status pipe; on success it has become loki-init.
-// It must run on the thread the kernel created the process with (main keeps
-// its goroutine there): the parent-death signal belongs to that thread and
-// would be lost by an exec from any other.
-func RunStage(args []string) error {
-	status := os.NewFile(statusFD, "status")
-	fail := func(step string, err error) error {
-		if status != nil {
-			fmt.Fprintf(status, "%s: %v", step, err)
-		}
-		return exitcode.NotLaunched(nil)
-	}
-	if _, err := unix.FcntlInt(statusFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-		return fail("status pipe", err)
-	}
-	control, argv, err := parseStageArgs(args)
-	if err != nil {
-		return fail("arguments", err)
-	}
-	var policy stagePolicy
-	if err := json.Unmarshal([]byte(os.Getenv(policyEnv)), &policy); err != nil {
-		return fail("arguments", fmt.Errorf("%w: confinement policy: %v", ErrStage, err))
-	}
-	if os.Getpid() != 1 {
-		return fail("pid namespace", errors.New("stage is not PID 1"))
-	}
-	var trees map[string]int
-	if len(policy.IDMap) > 0 {
-		trees, err = receiveTrees(policy.IDMapFD, policy.IDMap)
-		if err != nil {
-			return fail("mounts", err)
-		}
-		unix.Close(policy.IDMapFD)
-	}
-	fs := &fsPlan{hide: policy.Hide, host: true}
-	if policy.FS != confine.FSHost {
-		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, trees: trees}
-		for _, t := range policy.IDMap {
-			fs.treeOrder = append(fs.treeOrder, t.Path)
-		}
-		if under(filepath.Clean(argv[0]), "/tmp") {
-			// loki-init itself stays reachable at its path (exec'd by
-			// it: its comm stays loki-init), read-only.
-			fs.read = append(fs.read, filepath.Clean(argv[0]))
-		}
-	}
-	if policy.PrivateUser {
-		fs.become = becomeRoot
-	}
-	if err := isolateMounts(control, fs); err != nil {
-		return fail("mounts", err)
-	}
-	if policy.TTY && fs.host {
-		if err := privatePTS(); err != nil {
-			return fail("mounts", err)
-		}
-	}
-	if policy.Net() == confine.NetworkLoopback {
-		if err := loopbackUp(); err != nil {
-			return fail("network", err)
-		}
-	}
-	if policy.EgressFD > 0 {
-		if err := egress.SendListener(policy.EgressFD); err != nil {
-			return fail("network", err)
-		}
-		unix.Close(policy.EgressFD)
-	}
-	if err := dropPrivileges(); err != nil {
-		return fail("capabilities", err)
-	}
-	if err := switchUser(policy.User); err != nil {
-		return fail("user", err)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail("capabilities", fmt.Errorf("set no_new_privs: %w", err))
-	}
-	if err := denyKeyrings(); err != nil {
-		return fail("seccomp", err)
-	}
-	if policy.FS != confine.FSHost && !policy.Net().Private() {
-		// A confined peer on the host's network: the host's abstract
-		// unix sockets are out of its reach where Landlock can say so.
-		if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
-			return fail("landlock", err)
-		}
-	}
-	// Descriptors the supervisor inherited from its own caller must not
-	// reach the namespace: only stdio crosses the exec.
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
-		return fail("close descriptors", err)
-	}
-	if policy.HostStdin {
-		// The client's own stdin, which loki-init hands to the peer.
-		if _, err := unix.FcntlInt(hostStdinFD, unix.F_SETFD, 0); err != nil {
-			return fail("host stdin", err)
-		}
-	}
-	err = unix.Exec(argv[0], argv, []string{})
-	return fail("exec "+argv[0], err)
-}
-
-// isolateMounts: nothing mounted here propagates to the host; /proc shows
-// this namespace's processes; the control root (which holds every
-// session's dir) is covered by an empty tmpfs, so the peer cannot see, let
-// alone renew, another session's lease; its own control dir reappears at
-// the same path, read-only (and nosuid, nodev, noexec).
-func isolateMounts(control string, fs *fsPlan) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make / private: %w", err)
-	}
-	// Held from here on: a private /tmp may cover its path.
-	controlFD, err := unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open control dir: %w", err)
-	}
-	defer unix.Close(controlFD)
-	if fs != nil {
-		if err := fs.apply(); err != nil {
-			return err
-		}
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
-	}
-	if err := protectKernel(); err != nil {
-		return err
-	}
-	if err := maskControlRoot(control, controlFD); err != nil {
-		return err
-	}
-	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
-	if err := unix.Mount("", control, "", ro, ""); err != nil {
-		return fmt.Errorf("remount control dir read-only: %w", err)
-	}
-	return nil
-}
-
-// maskControlRoot covers ROOT of ROOT/session-X/control with a fresh
-// tmpfs and binds the session's own control dir back at its path. The
-// tmpfs and the dirs on the way are 0711: a --user init must traverse them
-// to reach its control dir, and nobody can list them. The dir
-// is held open across the mount, since its path is hidden by it. The
-// tmpfs is made read-only once the path exists; the peer has no
-// capabilities left to unmount either.
-func maskControlRoot(control string, fd int) error {
-	root := filepath.Dir(filepath.Dir(control))
-	rel, err := filepath.Rel(root, control)
-	if err != nil || root == "/" || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("control dir %s is not ROOT/SESSION/control", control)
-	}
-	// Under a private /tmp the root's path is gone: make it there.
-	if err := mkdirAllMode(root, 0o711); err != nil {
-		return fmt.Errorf("control root mount point: %w", err)
-	}
-	const flags = unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC
-	if err := unix.Mount("tmpfs", root, "tmpfs", flags, "mode=0711,size=64k"); err != nil {
-		return fmt.Errorf("mask control root: %w", err)
-	}
-	if err := mkdirAllMode(control, 0o711); err != nil {
-		return fmt.Errorf("recreate control path: %w", err)
-	}
-	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), control, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("bind control dir: %w", err)
-	}
-	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
-		return fmt.Errorf("make control root mask read-only: %w", err)
-	}
-	return nil
-}
-
-// privatePTS mounts a devpts instance of the session's own at /dev/pts
-// over the host's (the confined /dev has one already): /dev/ptmx then
-// allocates the peer's terminal in it (the kernel resolves ptmx to the
-// devpts mounted at "pts" beside it), the peer sees no host terminal
-// there, and the host's /dev/pts lists nothing of the session.
-func privatePTS() error {
-	const flags = unix.MS_NOSUID | unix.MS_NOEXEC
-	if err := unix.Mount("devpts", "/dev/pts", "devpts", flags, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
-		return fmt.Errorf("mount a private /dev/pts: %w", err)
-	}
-	return nil
-}
-
-// dropPrivileges empties the bounding, inheritable and ambient sets on
-// this (the exec'ing) thread; with no_new_privs, set after switchUser,
-// neither loki-init nor anything it starts can hold or regain a
-// capability.
-func dropPrivileges() error {
-	last := lastCap()
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	// Root keeps the inheritable set across exec whatever the bounding set
-	// says, so it must be emptied too.
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read capabilities: %w", err)
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("clear inheritable capabilities: %w", err)
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	return nil
-}
-
-// switchUser makes this thread (the one that execs loki-init) run as
-// --user, with that gid as its only group. The bounding set is already
-// empty, so the uid change also leaves no capability to regain. A user
-// that is the caller itself (the user-namespace case) needs no change.
-func switchUser(u *confine.User) error {
-	if u == nil || (int(u.UID) == os.Getuid() && int(u.GID) == os.Getgid()) {
-		return nil
-	}
-	return setIDs(u.UID, u.GID)
-}
-
-// setIDs sets this thread's uids to uid and its gids to gid, with gid as
-// its only group. Raw syscalls on this thread only: the Go wrappers
-// change every thread of the process, and only this one execs.
-func setIDs(uid, gid uint32) error {
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 1, uintptr(unsafe.Pointer(&gid)), 0); e != 0 {
-		return fmt.Errorf("setgroups %d: %w", gid, e)
-	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
-		return fmt.Errorf("setgid %d: %w", gid, e)
-	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
-		return fmt.Errorf("setuid %d: %w", uid, e)
-	}
-	return nil
-}
-
-// loopbackUp brings lo of the new network namespace up (it starts down).
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("read lo flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("bring lo up: %w", err)
-	}
-	return nil
-}
-
-// mkdirAllMode is os.MkdirAll with mode applied despite the umask.
-func mkdirAllMode(path string, mode os.FileMode) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil
-	}
-	if err := mkdirAllMode(filepath.Dir(path), mode); err != nil {
-		return err
-	}
-	if err := os.Mkdir(path, mode); err != nil && !os.IsExist(err) {
-		return err
-	}
-	return os.Chmod(path, mode)
-}
-
-func lastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err == nil {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d", &n); err == nil && n > 0 && n < 128 {
-			return n
-		}
-	}
-	return 63
 }
 
 // EgressProxy: the stage makes the proxy's listener in the session's

@@ -3,12 +3,8 @@
 package namespace
 
 import (
-	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 )
 
 // Start is unsupported outside Linux.
 func (b *Backend) Start(session.Request) (session.Process, error) { return nil, ErrUnsupported }
-
-// RunStage is unsupported outside Linux.
-func RunStage([]string) error { return exitcode.NotLaunched(nil) }

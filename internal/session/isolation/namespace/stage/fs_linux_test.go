@@ -1,6 +1,6 @@
 //go:build linux
 
-package namespace
+package stage
 
 import "testing"
 
@@ -12,8 +12,8 @@ func TestUnder(t *testing.T) {
 		{"/tmp", "/tmp", true}, {"/tmp/a/b", "/tmp", true}, {"/tmpx", "/tmp", false},
 		{"/a", "/", true}, {"/", "/a", false}, {"/home/u", "/home/u/proj", false},
 	} {
-		if got := under(tc.path, tc.dir); got != tc.want {
-			t.Errorf("under(%q, %q) = %v", tc.path, tc.dir, got)
+		if got := Under(tc.path, tc.dir); got != tc.want {
+			t.Errorf("Under(%q, %q) = %v", tc.path, tc.dir, got)
 		}
 	}
 }

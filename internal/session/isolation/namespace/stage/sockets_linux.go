@@ -1,6 +1,6 @@
 //go:build linux
 
-package namespace
+package stage
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ func maskSockets(writable []string) error {
 			if n++; n > maxSocketWalk {
 				return fmt.Errorf("more than %d entries under %s: cannot vouch for its sockets; use --fs host or --hide %s", maxSocketWalk, real, real)
 			}
-			if d.Type()&fs.ModeSocket == 0 || underAnyPath(path, writable) {
+			if d.Type()&fs.ModeSocket == 0 || UnderAny(path, writable) {
 				return nil
 			}
 			err = unix.Mount("/dev/null", path, "", unix.MS_BIND, "")

@@ -1,6 +1,6 @@
 //go:build linux && amd64
 
-package namespace
+package stage
 
 import "golang.org/x/sys/unix"
 

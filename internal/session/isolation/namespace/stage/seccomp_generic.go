@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package namespace
+package stage
 
 // keyringSyscalls on other architectures: none known here, so no filter
 // (docs/confinement.md says so).

@@ -1,6 +1,6 @@
 //go:build linux
 
-package namespace
+package stage
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,20 +29,6 @@ type fsPlan struct {
 	become func() error
 }
 
-// under reports whether path is dir or below it.
-func under(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
-}
-
-func underAnyPath(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if under(path, d) {
-			return true
-		}
-	}
-	return false
-}
-
 // apply runs after / was made private and before /proc is mounted. Each
 // writable path becomes a mount of its own first, so that the read-only
 // remount of every other mount passes it by; those under /tmp are held
@@ -63,7 +48,7 @@ func (p fsPlan) apply() error {
 	}
 	var writable []held
 	for _, t := range p.treeOrder {
-		if !under(t, "/tmp") {
+		if !Under(t, "/tmp") {
 			if err := attachTree(p.trees[t], t); err != nil {
 				return err
 			}
@@ -112,7 +97,7 @@ func (p fsPlan) apply() error {
 		return err
 	}
 	for _, m := range mounts {
-		if underAnyPath(m, p.write) {
+		if UnderAny(m, p.write) {
 			continue
 		}
 		if err := remountReadOnly(m); err != nil {
@@ -129,14 +114,14 @@ func (p fsPlan) apply() error {
 		return fmt.Errorf("private /tmp: %w", err)
 	}
 	for _, t := range p.treeOrder {
-		if under(t, "/tmp") {
+		if Under(t, "/tmp") {
 			if err := attachTree(p.trees[t], t); err != nil {
 				return err
 			}
 		}
 	}
 	for _, h := range writable {
-		if !under(h.path, "/tmp") {
+		if !Under(h.path, "/tmp") {
 			continue
 		}
 		if err := bindHeld(h.fd, h.path); err != nil {
@@ -144,7 +129,7 @@ func (p fsPlan) apply() error {
 		}
 	}
 	for _, h := range readable {
-		if underAnyPath(h.path, p.write) {
+		if UnderAny(h.path, p.write) {
 			continue // already reachable, and writable
 		}
 		if err := bindHeld(h.fd, h.path); err != nil {

@@ -1,0 +1,53 @@
+//go:build linux
+
+package stage
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// receiveTrees is the stage's side of the supervisor's sendTrees: n detached mounts, by
+// path.
+func receiveTrees(sock int, trees []IDMapTree) (map[string]int, error) {
+	out := map[string]int{}
+	for _, t := range trees {
+		buf := make([]byte, 1)
+		oob := make([]byte, unix.CmsgSpace(4))
+		_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			return out, fmt.Errorf("receive the mount of %s: %w", t.Path, err)
+		}
+		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(msgs) != 1 {
+			return out, fmt.Errorf("receive the mount of %s: no descriptor (the supervisor could not make it)", t.Path)
+		}
+		fds, err := unix.ParseUnixRights(&msgs[0])
+		if err != nil || len(fds) != 1 {
+			return out, fmt.Errorf("receive the mount of %s: no descriptor", t.Path)
+		}
+		out[t.Path] = fds[0]
+	}
+	return out, nil
+}
+
+// attachTree attaches the detached mount fd at path, making the mount
+// point (in a tmpfs of ours) when missing.
+func attachTree(fd int, path string) error {
+	if err := mountPoint(fd, path); err != nil {
+		return err
+	}
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("attach the idmapped mount of %s: %w", path, err)
+	}
+	return nil
+}
+
+// becomeRoot makes this thread root of the stage's user namespace (the
+// private block's first ids, with no supplementary group). Until then it
+// ran as the host's uid 0 with the capabilities the clone gave it as
+// ambient ones: that is what resolves host paths under root's 0700 dirs
+// while the stage mounts; from here on it creates files, which need ids
+// mapped in the namespace.
+func becomeRoot() error { return setIDs(0, 0) }

@@ -1,0 +1,85 @@
+package stage
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+)
+
+// Command is loki-init's hidden first argument that makes it the stage.
+const Command = "__stage"
+
+// StatusFD is the stage's end of the status pipe (ExtraFiles[0]).
+const StatusFD = 3
+
+// HostStdinFD is the client's own stdin in the stage and in loki-init
+// (ExtraFiles[1]) when the session passes it (Policy.HostStdin).
+const HostStdinFD = 4
+
+// PolicyEnv carries the Policy (JSON) to the stage; loki-init gets no
+// environment.
+const PolicyEnv = "LOKI_STAGE_CONFINE"
+
+// Policy is the confinement as the stage applies it: the cwd added to
+// Write, and Read: paths under /tmp shown read-only in the private one
+// (the agent's executable).
+type Policy struct {
+	confine.Policy
+	Read []string `json:"read,omitempty"`
+	// TTY: the peer gets a terminal, so /dev/pts must be the session's
+	// own devpts (the confined /dev has one; the host's /dev does not).
+	TTY bool `json:"tty,omitempty"`
+	// HostStdin: HostStdinFD is the client's stdin, kept for loki-init.
+	HostStdin bool `json:"host_stdin,omitempty"`
+	// EgressFD > 0: the unix socket the egress proxy's listener is sent
+	// back over, once made in the session's network namespace.
+	EgressFD int `json:"egress_fd,omitempty"`
+	// PrivateUser: the stage runs in a user namespace of the private
+	// block, as the host's uid 0 until it becomes root of it; IDMap are
+	// the trees it receives on IDMapFD.
+	PrivateUser bool        `json:"private_user,omitempty"`
+	IDMap       []IDMapTree `json:"idmap,omitempty"`
+	IDMapFD     int         `json:"idmap_fd,omitempty"`
+}
+
+// IDMapTree is one host path the stage attaches as an idmapped mount
+// (made by the supervisor, which alone can).
+type IDMapTree struct {
+	Path string `json:"path"`
+	RO   bool   `json:"ro,omitempty"`
+}
+
+// Args is the stage's argv after Command: the control dir, then the
+// complete loki-init argv, then the control dir again.
+func Args(control, init string, initArgs []string) []string {
+	out := []string{control, init}
+	out = append(out, initArgs...)
+	return append(out, control)
+}
+
+// ParseArgs is the inverse of Args.
+func ParseArgs(args []string) (control string, argv []string, err error) {
+	if len(args) < 3 {
+		return "", nil, errors.New("want CONTROL_DIR INIT [ARGS...] CONTROL_DIR")
+	}
+	if args[len(args)-1] != args[0] {
+		return "", nil, errors.New("control dir mismatch")
+	}
+	return args[0], args[1:], nil
+}
+
+// Under reports whether path is dir or below it.
+func Under(path, dir string) bool {
+	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
+}
+
+// UnderAny reports whether path is under one of dirs.
+func UnderAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if Under(path, d) {
+			return true
+		}
+	}
+	return false
+}

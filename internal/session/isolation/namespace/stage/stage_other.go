@@ -1,0 +1,8 @@
+//go:build !linux
+
+package stage
+
+import "github.com/loki-sh/loki/internal/exitcode"
+
+// Run is unsupported outside Linux.
+func Run([]string) error { return exitcode.NotLaunched(nil) }
