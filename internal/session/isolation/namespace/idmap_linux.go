@@ -98,11 +98,19 @@ func checkReachable(trees []stage.IDMapTree) error {
 // filesystem without idmapped mounts).
 var errIDMap = errors.New("idmapped mount refused")
 
+// errStageGone: the stage exited before it took the trees (it failed and
+// said why on the status pipe, or --init is not loki-init), which says
+// nothing about idmapped mounts.
+var errStageGone = errors.New("the stage exited before taking the idmapped mounts")
+
 // sendTrees clones each tree (with the mounts below it), idmaps the clone
 // by the user namespace of pid, and sends the detached mounts over sock,
 // one per message, in order. The mounts are never attached on the host.
 func sendTrees(sock *os.File, pid int, trees []stage.IDMapTree) error {
 	ns, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/ns/user", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+		return errStageGone
+	}
 	if err != nil {
 		return fmt.Errorf("user namespace of the stage: %w", err)
 	}
@@ -119,6 +127,10 @@ func sendTrees(sock *os.File, pid int, trees []stage.IDMapTree) error {
 		err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
 		if err == nil {
 			err = unix.Sendmsg(int(sock.Fd()), []byte{'t'}, unix.UnixRights(fd), nil, 0)
+			if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+				unix.Close(fd)
+				return errStageGone
+			}
 		}
 		unix.Close(fd)
 		if err != nil {

@@ -136,7 +136,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		treesW.Close()
 		// The stage waits for every mount before it mounts anything; on
 		// failure it reads EOF and says so on the status pipe.
-		if err := sendTrees(treesR, cmd.Process.Pid, trees); err != nil {
+		// A stage that is gone is reported as any other: by its
+		// status, or by the session when nothing came.
+		if err := sendTrees(treesR, cmd.Process.Pid, trees); err != nil && !errors.Is(err, errStageGone) {
 			cmd.Process.Kill()
 			handoff = confine.Refuse(Name, "a private user namespace here ("+err.Error()+")", "use --userns host, or a filesystem with idmapped mounts (Linux 5.12 or later)")
 		}
