@@ -2,8 +2,9 @@
 // namespace. It only parses flags and runs internal/pid1; every
 // behaviour, stage and exit code is decided there. Started by the
 // namespace backend with the hidden first argument stage.Command, it is
-// that backend's stage first (package stage), which then execs loki-init
-// proper.
+// that backend's stage first (package stage), which confines the process
+// and hands back loki-init's own arguments: the same process then goes on
+// as loki-init, still PID 1, without an exec.
 //
 //go:debug updatemaxprocs=0
 package main
@@ -14,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/pid1"
@@ -56,17 +56,16 @@ Exit codes:
 Flags:
 `
 
-// The main goroutine stays on the thread the kernel started the process
-// with until main knows whether it is the stage: the stage's parent-death
-// signal belongs to that thread and an exec from any other would lose it.
-func init() { runtime.LockOSThread() }
-
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == stage.Command {
-		os.Exit(exitcode.Code(stage.Run(os.Args[2:])))
+	args, scope := os.Args[1:], false
+	if len(args) > 0 && args[0] == stage.Command {
+		var err error
+		if args, scope, err = stage.Run(args[1:]); err != nil {
+			os.Exit(exitcode.Code(err))
+		}
 	}
-	runtime.UnlockOSThread()
-	cfg, err := parse(os.Args[1:], os.Stderr)
+	cfg, err := parse(args, os.Stderr)
+	cfg.ScopeAbstractUnix = scope
 	if err == nil {
 		err = pid1.Run(cfg)
 	}

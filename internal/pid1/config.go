@@ -39,6 +39,12 @@ type Config struct {
 	// StderrDirect (with StdinFD): fd 2 is handed to the peer as well;
 	// otherwise the peer's stderr is forwarded to it as usual.
 	StderrDirect bool
+	// ScopeAbstractUnix keeps the peer to its own abstract unix sockets
+	// (Landlock, where the kernel has the scope): the thread that forks
+	// the peer takes the domain and ends with the spawn, so the init's
+	// own threads stay outside it and can still read the peer's /proc.
+	// Set by the namespace stage, never by a flag.
+	ScopeAbstractUnix bool
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

@@ -269,7 +269,9 @@ func (l *loop) launch(r preludeResult) error {
 	}
 	<-l.sig.guarded
 	<-l.threads
-	p, err := spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
+	p, err := spawnScoped(l.cfg.ScopeAbstractUnix, func() (peer, error) {
+		return spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
+	})
 	if err != nil {
 		return refuse(StagePeerSpawn, err)
 	}

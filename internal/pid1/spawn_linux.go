@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/launch"
 )
 
@@ -218,4 +220,32 @@ func executable(p string) bool {
 		return false
 	}
 	return unix.Access(p, unix.X_OK) == nil
+}
+
+// spawnScoped runs spawn, when scope is set on a thread of its own that
+// first confines itself to its abstract unix sockets (Landlock): the peer
+// forks from that thread and inherits the domain, and the thread ends
+// with the spawn (its goroutine exits locked), so no code of the init
+// ever runs inside the domain. A kernel without the scope runs the peer
+// without it, as everywhere else; any other failure spawns nothing.
+func spawnScoped(scope bool, spawn func() (peer, error)) (peer, error) {
+	if !scope {
+		return spawn()
+	}
+	type result struct {
+		p   peer
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
+			done <- result{err: fmt.Errorf("%w: landlock: %v", ErrSpawn, err)}
+			return
+		}
+		p, err := spawn()
+		done <- result{p, err}
+	}()
+	r := <-done
+	return r.p, r.err
 }

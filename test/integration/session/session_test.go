@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -517,27 +518,59 @@ func scenarioSiblingsHidden(t *testing.T, b backend) {
 
 // TestParentDeathSpeedUp: with the default parent-death signal, a killed
 // supervisor takes the namespace down too (well within the lease bound).
+// --wait-after-eof keeps the init from ending the session at stdin's EOF,
+// so only the signal can end it that soon. Every way the stage changes
+// its credentials (becoming root of the private user namespace, --user)
+// clears the signal, which must then be armed again.
 func TestParentDeathSpeedUp(t *testing.T) {
-	b := namespaceBackend()
-	cmd := supervise(t, b, []string{"--lease-duration", "30s"}, "sh", "-c", "sleep 1000 & echo ready; wait")
-	stdin, _ := cmd.StdinPipe()
-	defer stdin.Close()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if got := newLineReader(stdout).next(t, 60*time.Second); got != "ready" {
-		t.Fatalf("peer said %q", got)
-	}
-	var session []procid.Identity
-	if !testutil.WaitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
-		t.Fatalf("background sleep not found among %v", session)
-	}
-	t.Cleanup(func() { testutil.KillLeftovers(session) })
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	if !testutil.WaitUntil(10*time.Second, func() bool { return len(testutil.Alive(session)) == 0 }) {
-		t.Fatalf("still alive 10s after kill -9 with a 30s lease: %v", testutil.Alive(session))
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{
+		{"private userns", nil},
+		{"userns host", []string{"--userns", "host"}},
+		{"user", []string{"--user", "65534:65534"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := namespaceBackend()
+			// A control root of its own: another session's sweep would
+			// end this one once its supervisor is dead.
+			ctlRoot := t.TempDir()
+			if err := os.Chmod(filepath.Dir(ctlRoot), 0o755); err != nil { // searchable by --user
+				t.Fatal(err)
+			}
+			flags := append([]string{"--lease-duration", "30s", "--wait-after-eof", "--control-root", ctlRoot}, tc.flags...)
+			cmd := supervise(t, b, flags, "sh", "-c", "sleep 1000 & echo ready; wait")
+			stdin, _ := cmd.StdinPipe()
+			defer stdin.Close()
+			// Held open past the supervisor's death (cmd.StdoutPipe's
+			// would close with Wait): an init whose output has no reader
+			// ends the session by itself.
+			stdout, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdout.Close()
+			cmd.Stdout = w
+			err = cmd.Start()
+			w.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := newLineReader(stdout).next(t, 60*time.Second); got != "ready" {
+				t.Fatalf("peer said %q", got)
+			}
+			var session []procid.Identity
+			if !testutil.WaitUntil(10*time.Second, func() bool { session = descendants(cmd.Process.Pid); return len(sleepers(session)) == 1 }) {
+				t.Fatalf("background sleep not found among %v", session)
+			}
+			t.Cleanup(func() { testutil.KillLeftovers(session) })
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			if !testutil.WaitUntil(10*time.Second, func() bool { return len(testutil.Alive(session)) == 0 }) {
+				t.Fatalf("still alive 10s after kill -9 with a 30s lease: %v", testutil.Alive(session))
+			}
+		})
 	}
 }
 

@@ -31,7 +31,7 @@ func (b *Backend) DirectStdinFD() int { return stage.HostStdinFD }
 const maxStatus = 4096
 
 // Start clones the stage into new namespaces and waits until it has either
-// exec'd loki-init or reported why it could not.
+// confined the process and become loki-init or reported why it could not.
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
@@ -146,7 +146,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	if proxyW != nil && handoff == nil {
 		proxyW.Close()
-		// The stage sends the listener before it execs loki-init, or
+		// The stage sends the listener before it becomes loki-init, or
 		// fails (its reason then comes on the status pipe).
 		ln, err := egress.ReceiveListener(proxyR)
 		if err == nil {

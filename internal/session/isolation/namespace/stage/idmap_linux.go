@@ -43,11 +43,3 @@ func attachTree(fd int, path string) error {
 	}
 	return nil
 }
-
-// becomeRoot makes this thread root of the stage's user namespace (the
-// private block's first ids, with no supplementary group). Until then it
-// ran as the host's uid 0 with the capabilities the clone gave it as
-// ambient ones: that is what resolves host paths under root's 0700 dirs
-// while the stage mounts; from here on it creates files, which need ids
-// mapped in the namespace.
-func becomeRoot() error { return setIDs(0, 0) }

@@ -67,8 +67,8 @@ func (b *bpf) program() ([]unix.SockFilter, error) {
 	return b.ins, nil
 }
 
-// denyKeyrings installs a seccomp filter on this thread (inherited by
-// loki-init and the peer) that fails the keyring syscalls with EPERM,
+// denyKeyrings installs a seccomp filter on every thread (inherited by
+// the peer) that fails the keyring syscalls with EPERM,
 // for the native ABI and its compat one; the x32 ABI, which nothing
 // here uses, is refused entirely. Needs no_new_privs.
 func denyKeyrings() error {
@@ -112,8 +112,14 @@ func denyKeyrings() error {
 		return err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("seccomp filter: %w", err)
+	// TSYNC: every thread of the process gets the filter, or none does
+	// (the call then names the thread that could not take it).
+	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
+		return fmt.Errorf("seccomp filter: %w", e)
+	}
+	if r != 0 {
+		return fmt.Errorf("seccomp filter: thread %d could not take it", r)
 	}
 	return nil
 }

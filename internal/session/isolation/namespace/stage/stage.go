@@ -10,7 +10,8 @@ import (
 // Command is loki-init's hidden first argument that makes it the stage.
 const Command = "__stage"
 
-// StatusFD is the stage's end of the status pipe (ExtraFiles[0]).
+// StatusFD is the stage's end of the status pipe (ExtraFiles[0]): a
+// failure's reason, or EOF once the stage is done.
 const StatusFD = 3
 
 // HostStdinFD is the client's own stdin in the stage and in loki-init

@@ -15,23 +15,42 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress/handoff"
 )
 
-// Run is the stage: args are what Args made. It returns only on failure,
-// after writing the reason to the status pipe; on success it has become
-// loki-init. It must run on the thread the kernel created the process
-// with (main keeps its goroutine there): the parent-death signal belongs
-// to that thread and would be lost by an exec from any other.
-func Run(args []string) error {
-	status := os.NewFile(StatusFD, "status")
-	fail := func(step string, err error) error {
-		if status != nil {
-			fmt.Fprintf(status, "%s: %v", step, err)
-		}
-		return exitcode.NotLaunched(nil)
+// parentDeath is the parent-death signal the supervisor set, read while
+// package initialisation runs: the runtime keeps it on the thread the
+// kernel started the process with, the one thread that holds the signal
+// (threads the runtime starts later begin without one).
+var parentDeath struct {
+	sig int32
+	err unix.Errno
+}
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		_, _, parentDeath.err = unix.RawSyscall(unix.SYS_PRCTL, unix.PR_GET_PDEATHSIG, uintptr(unsafe.Pointer(&parentDeath.sig)), 0)
+	}
+}
+
+// Run is the stage: args are what Args made. On success it returns
+// loki-init's arguments (after its argv[0]) for the caller to run as PID 1
+// in this same process, and whether the peer must be kept to its own
+// abstract unix sockets (pid1.Config.ScopeAbstractUnix: a Landlock domain
+// is per thread, so only the thread that forks the peer takes it); on
+// failure it has written the reason to the status pipe. It may run on any thread: the one that held the
+// parent-death signal was read at init (parentDeath), and the signal is
+// armed again on every thread.
+//
+// Invariant from the first privilege change on: every thread of the
+// process has the same credentials, capabilities, no_new_privs and seccomp
+// filter (privileges_linux.go), so that no thread loki-init or the peer's
+// spawn may run on holds more than another.
+func Run(args []string) (initArgs []string, scope bool, err error) {
+	fail := func(step string, err error) ([]string, bool, error) {
+		unix.Write(StatusFD, []byte(fmt.Sprintf("%s: %v", step, err)))
+		return nil, false, exitcode.NotLaunched(nil)
 	}
 	if _, err := unix.FcntlInt(StatusFD, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
 		return fail("status pipe", err)
@@ -44,13 +63,20 @@ func Run(args []string) error {
 	if err := json.Unmarshal([]byte(os.Getenv(PolicyEnv)), &policy); err != nil {
 		return fail("arguments", fmt.Errorf("confinement policy: %v", err))
 	}
+	// loki-init runs with an empty environment: the policy is the stage's.
+	os.Clearenv()
 	if os.Getpid() != 1 {
 		return fail("pid namespace", errors.New("stage is not PID 1"))
 	}
+	if parentDeath.err != 0 {
+		return fail("parent-death signal", parentDeath.err)
+	}
+	pdeath := parentDeath.sig
 	var trees map[string]int
 	if len(policy.IDMap) > 0 {
 		trees, err = receiveTrees(policy.IDMapFD, policy.IDMap)
 		if err != nil {
+			closeAll(trees)
 			return fail("mounts", err)
 		}
 		unix.Close(policy.IDMapFD)
@@ -61,16 +87,13 @@ func Run(args []string) error {
 		for _, t := range policy.IDMap {
 			fs.treeOrder = append(fs.treeOrder, t.Path)
 		}
-		if Under(filepath.Clean(argv[0]), "/tmp") {
-			// loki-init itself stays reachable at its path (exec'd by
-			// it: its comm stays loki-init), read-only.
-			fs.read = append(fs.read, filepath.Clean(argv[0]))
-		}
 	}
 	if policy.PrivateUser {
 		fs.become = becomeRoot
 	}
-	if err := isolateMounts(control, fs); err != nil {
+	err = isolateMounts(control, fs)
+	closeAll(trees)
+	if err != nil {
 		return fail("mounts", err)
 	}
 	if policy.TTY && fs.host {
@@ -95,32 +118,46 @@ func Run(args []string) error {
 	if err := switchUser(policy.User); err != nil {
 		return fail("user", err)
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail("capabilities", fmt.Errorf("set no_new_privs: %w", err))
+	if err := clearCapabilities(); err != nil {
+		return fail("capabilities", err)
+	}
+	if err := noNewPrivs(); err != nil {
+		return fail("capabilities", err)
 	}
 	if err := denyKeyrings(); err != nil {
 		return fail("seccomp", err)
 	}
-	if policy.FS != confine.FSHost && !policy.Net().Private() {
-		// A confined peer on the host's network: the host's abstract
-		// unix sockets are out of its reach where Landlock can say so.
-		if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
-			return fail("landlock", err)
+	if pdeath != 0 {
+		// The credential changes cleared it; the last one is behind us.
+		if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(pdeath), 0, 0, 0, 0); err != nil {
+			return fail("parent-death signal", err)
+		}
+		// A supervisor that died while it was cleared sent nothing; it
+		// read the status pipe until EOF, so its end is gone with it.
+		fds := []unix.PollFd{{Fd: StatusFD}}
+		if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0 {
+			return nil, false, exitcode.NotLaunched(errors.New("the supervisor is gone"))
 		}
 	}
 	// Descriptors the supervisor inherited from its own caller must not
-	// reach the namespace: only stdio crosses the exec.
+	// reach the peer: loki-init spawns it with only what the protocol
+	// hands over (stdio, HostStdinFD).
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("close descriptors", err)
 	}
-	if policy.HostStdin {
-		// The client's own stdin, which loki-init hands to the peer.
-		if _, err := unix.FcntlInt(HostStdinFD, unix.F_SETFD, 0); err != nil {
-			return fail("host stdin", err)
-		}
+	// EOF on the status pipe tells the supervisor the session is confined.
+	unix.Close(StatusFD)
+	// A confined peer on the host's network: the host's abstract unix
+	// sockets are out of its reach where Landlock can say so.
+	return argv[1:], policy.FS != confine.FSHost && !policy.Net().Private(), nil
+}
+
+// closeAll closes the detached mounts' descriptors (attached or not).
+func closeAll(fds map[string]int) {
+	for path, fd := range fds {
+		unix.Close(fd)
+		delete(fds, path)
 	}
-	err = unix.Exec(argv[0], argv, []string{})
-	return fail("exec "+argv[0], err)
 }
 
 // isolateMounts: nothing mounted here propagates to the host; /proc shows
@@ -201,61 +238,6 @@ func privatePTS() error {
 	const flags = unix.MS_NOSUID | unix.MS_NOEXEC
 	if err := unix.Mount("devpts", "/dev/pts", "devpts", flags, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return fmt.Errorf("mount a private /dev/pts: %w", err)
-	}
-	return nil
-}
-
-// dropPrivileges empties the bounding, inheritable and ambient sets on
-// this (the exec'ing) thread; with no_new_privs, set after switchUser,
-// neither loki-init nor anything it starts can hold or regain a
-// capability.
-func dropPrivileges() error {
-	last := lastCap()
-	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
-	// Root keeps the inheritable set across exec whatever the bounding set
-	// says, so it must be emptied too.
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("read capabilities: %w", err)
-	}
-	data[0].Inheritable, data[1].Inheritable = 0, 0
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("clear inheritable capabilities: %w", err)
-	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	return nil
-}
-
-// switchUser makes this thread (the one that execs loki-init) run as
-// --user, with that gid as its only group. The bounding set is already
-// empty, so the uid change also leaves no capability to regain. A user
-// that is the caller itself (the user-namespace case) needs no change.
-func switchUser(u *confine.User) error {
-	if u == nil || (int(u.UID) == os.Getuid() && int(u.GID) == os.Getgid()) {
-		return nil
-	}
-	return setIDs(u.UID, u.GID)
-}
-
-// setIDs sets this thread's uids to uid and its gids to gid, with gid as
-// its only group. Raw syscalls on this thread only: the Go wrappers
-// change every thread of the process, and only this one execs.
-func setIDs(uid, gid uint32) error {
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 1, uintptr(unsafe.Pointer(&gid)), 0); e != 0 {
-		return fmt.Errorf("setgroups %d: %w", gid, e)
-	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
-		return fmt.Errorf("setgid %d: %w", gid, e)
-	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
-		return fmt.Errorf("setuid %d: %w", uid, e)
 	}
 	return nil
 }

@@ -5,4 +5,4 @@ package stage
 import "github.com/loki-sh/loki/internal/exitcode"
 
 // Run is unsupported outside Linux.
-func Run([]string) error { return exitcode.NotLaunched(nil) }
+func Run([]string) ([]string, bool, error) { return nil, false, exitcode.NotLaunched(nil) }
