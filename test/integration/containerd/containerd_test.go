@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -125,40 +124,8 @@ func bundle(t *testing.T, leaseDur time.Duration, flags ...string) (config, cont
 	if err := os.WriteFile(config, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	prepareUserNS(t, out, rootfs, control)
+	testutil.PrepareOCIUserNS(t, out, rootfs, control)
 	return config, control
-}
-
-// prepareUserNS does for a config with a user namespace (oci-spec's
-// default as root) what its docs ask of whoever runs the bundle: the
-// control dir readable by the namespace's gid (0750; the holder then
-// writes each lease 0640 with that group), and loki-init's mount points
-// in the rootfs, which the namespace's root cannot create there.
-func prepareUserNS(t *testing.T, config []byte, rootfs, control string) {
-	t.Helper()
-	var spec struct {
-		Linux struct {
-			GIDMappings []struct{ HostID int } `json:"gidMappings"`
-		}
-	}
-	if err := json.Unmarshal(config, &spec); err != nil {
-		t.Fatal(err)
-	}
-	if len(spec.Linux.GIDMappings) == 0 {
-		return
-	}
-	if err := os.Chown(control, -1, spec.Linux.GIDMappings[0].HostID); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(control, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(rootfs, ".loki", "control"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(rootfs, ".loki", "init"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func groupOf(t *testing.T, dir string) int {

@@ -122,7 +122,7 @@ func TestOCISpecAcceptedByRuntimes(t *testing.T) {
 			if err := os.WriteFile(bundle+"/config.json", out, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			prepareUserNS(t, out, rootfs(t), ctl)
+			testutil.PrepareOCIUserNS(t, out, rootfs(t), ctl)
 			id := "loki-spec-test-" + rt
 			runCmd := exec.Command(rtPath, "run", "--bundle", bundle, id)
 			if rt == "crun" {
@@ -152,43 +152,6 @@ func reachableByOthers(t *testing.T, dir string) {
 		if err := os.Chmod(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// prepareUserNS does for a config with a user namespace (oci-spec's
-// default as root) what its docs ask of whoever runs the bundle: the
-// control dir and lease readable by the namespace's gid (0750, 0640), and
-// loki-init's mount points in the rootfs, which the namespace's root
-// cannot create there.
-func prepareUserNS(t *testing.T, config []byte, rootfs, ctl string) {
-	t.Helper()
-	var spec struct {
-		Linux struct {
-			GIDMappings []struct{ HostID int } `json:"gidMappings"`
-		}
-	}
-	if err := json.Unmarshal(config, &spec); err != nil {
-		t.Fatal(err)
-	}
-	if len(spec.Linux.GIDMappings) == 0 {
-		return
-	}
-	gid := spec.Linux.GIDMappings[0].HostID
-	for path, mode := range map[string]os.FileMode{ctl: 0o750, filepath.Join(ctl, "lease"): 0o640} {
-		if err := os.Chown(path, -1, gid); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(rootfs, ".loki", "control"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if f, err := os.OpenFile(filepath.Join(rootfs, ".loki", "init"), os.O_CREATE|os.O_RDONLY, 0o644); err != nil {
-		t.Fatal(err)
-	} else {
-		f.Close()
 	}
 }
 
