@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -31,7 +32,7 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("not a runtime-spec config: %v", err)
 	}
 	p := got.Process
-	if want := []string{InitPath, "-lease-duration", "5s", ControlPath}; !equal(p.Args, want) {
+	if want := []string{InitPath, "-lease-duration", "5s", ControlPath}; !slices.Equal(p.Args, want) {
 		t.Errorf("args %v, want %v", p.Args, want)
 	}
 	if !p.NoNewPrivileges || len(p.Env) != 0 {
@@ -105,7 +106,7 @@ func TestControlRootMasked(t *testing.T) {
 					got = append(got, m.Destination)
 				}
 			}
-			if !equal(got, tc.want) {
+			if !slices.Equal(got, tc.want) {
 				t.Errorf("masks %v, want %v", got, tc.want)
 			}
 			if len(got) > 0 && s.Mounts[len(s.Mounts)-1].Destination != got[len(got)-1] {
@@ -160,18 +161,6 @@ func TestParseBind(t *testing.T) {
 	}
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func contains(xs []string, x string) bool {
 	for _, v := range xs {
 		if v == x {
@@ -207,11 +196,11 @@ func TestConfigConfinement(t *testing.T) {
 		if net != tc.private {
 			t.Errorf("%+v: network namespace %v, want %v", tc.policy, net, tc.private)
 		}
-		if !equal(s.Linux.ReadonlyPaths, confine.ReadonlyPaths) || !equal(s.Linux.MaskedPaths, confine.MaskedPaths) {
+		if !slices.Equal(s.Linux.ReadonlyPaths, confine.ReadonlyPaths) || !slices.Equal(s.Linux.MaskedPaths, confine.MaskedPaths) {
 			t.Errorf("masked %v readonly %v", s.Linux.MaskedPaths, s.Linux.ReadonlyPaths)
 		}
 		if sc := s.Linux.Seccomp; sc == nil || sc.DefaultAction != specs.ActAllow || len(sc.Syscalls) != 1 ||
-			sc.Syscalls[0].Action != specs.ActErrno || !equal(sc.Syscalls[0].Names, []string{"add_key", "keyctl", "request_key"}) {
+			sc.Syscalls[0].Action != specs.ActErrno || !slices.Equal(sc.Syscalls[0].Names, []string{"add_key", "keyctl", "request_key"}) {
 			t.Errorf("%+v: seccomp %+v, want the keyring syscalls denied", tc.policy, sc)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -154,7 +155,7 @@ func TestParseVersion(t *testing.T) {
 		{"runc version 1.10\n", []int{1, 10}, false, false},
 	} {
 		v := parseVersion(tc.out)
-		if !equalInts(v, tc.v) {
+		if !slices.Equal(v, tc.v) {
 			t.Errorf("%q: %v, want %v", tc.out, v, tc.v)
 		}
 		want := []int{1, 2}
@@ -168,16 +169,4 @@ func TestParseVersion(t *testing.T) {
 	if v := parseVersion("runc: unknown\n"); v != nil {
 		t.Errorf("garbage: %v", v)
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
