@@ -9,11 +9,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/execution"
+	sandboxlandlock "github.com/loki-sh/loki/internal/execution/sandbox/landlock"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/hostlandlock"
 	"github.com/loki-sh/loki/internal/landlock"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
 // timeoutFlags are shared by build and run.
@@ -122,17 +122,17 @@ func printLandlock(c *cli.Context, opts execution.BuildOptions) error {
 	if err != nil {
 		return exitcode.Usage(err)
 	}
-	ruleset, abi, err := hostlandlock.Render(spec.Workspace, spec.RunSh, spec.SpecFile, store.Path(spec.ID, state.LogFile))
+	ruleset, abi, err := sandboxlandlock.Render(spec.Workspace, spec.RunSh, spec.SpecFile, store.Path(spec.ID, state.LogFile))
 	if err != nil {
 		return probeError(err)
 	}
 	switch have := landlock.ABI(); {
 	case runtime.GOOS != "linux":
-		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: Landlock confines builds on Linux only; on "+runtime.GOOS+" this build would be refused under "+hostlandlock.EnvLandlock)
-	case have < hostlandlock.MinABI:
-		fmt.Fprintf(c.App.ErrWriter, "loki-supervise: note: this kernel has Landlock ABI %d, below %d: this build would be refused under %s (shown at ABI %d)\n", have, hostlandlock.MinABI, hostlandlock.EnvLandlock, abi)
-	case !hostlandlock.Armed():
-		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: "+hostlandlock.EnvLandlock+" is off; this build would run unconfined")
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: Landlock confines builds on Linux only; on "+runtime.GOOS+" this build would be refused under "+sandboxlandlock.EnvLandlock)
+	case have < sandboxlandlock.MinABI:
+		fmt.Fprintf(c.App.ErrWriter, "loki-supervise: note: this kernel has Landlock ABI %d, below %d: this build would be refused under %s (shown at ABI %d)\n", have, sandboxlandlock.MinABI, sandboxlandlock.EnvLandlock, abi)
+	case !sandboxlandlock.Armed():
+		fmt.Fprintln(c.App.ErrWriter, "loki-supervise: note: "+sandboxlandlock.EnvLandlock+" is off; this build would run unconfined")
 	}
 	_, err = c.App.Writer.Write(ruleset)
 	return err

@@ -4,8 +4,8 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )

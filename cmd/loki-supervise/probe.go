@@ -10,11 +10,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/canonjson"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/provider"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/macos/provider"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
 var (

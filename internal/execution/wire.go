@@ -3,8 +3,8 @@ package execution
 import (
 	"context"
 
-	"github.com/loki-sh/loki/internal/hostlandlock"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
+	sandboxlandlock "github.com/loki-sh/loki/internal/execution/sandbox/landlock"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proof"
 	"github.com/loki-sh/loki/internal/proof/treedigest"
@@ -58,7 +58,7 @@ func (sandbox) Confine(r ConfineRequest) (Confined, error) {
 	if sb != nil {
 		return Confined{Args: args, Record: sb}, nil
 	}
-	ruleset, ll, err := hostlandlock.Confine(r.ExecutionDir, r.Workspace, r.RunSh, r.Spec, r.RunnerLog)
+	ruleset, ll, err := sandboxlandlock.Confine(r.ExecutionDir, r.Workspace, r.RunSh, r.Spec, r.RunnerLog)
 	if err != nil {
 		return Confined{}, err
 	}

@@ -2,6 +2,10 @@
 // ABI query, and the rulesets and scopes a process applies to itself and
 // to what it execs.
 //
+// It knows nothing of the host boundary: the build's enforcer that turns
+// the boundary into a ruleset is internal/execution/sandbox/landlock
+// (imported as sandboxlandlock; it imports this package as kernlandlock).
+//
 // Guarantees:
 //   - ABI reports what the running kernel offers (0 when Landlock is not
 //     built in or is disabled at boot); nothing here guesses from the

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/macos/provider"
+	"github.com/loki-sh/loki/internal/execution/sandbox/provider"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

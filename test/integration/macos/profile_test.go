@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
-	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -1,4 +1,4 @@
-package hostlandlock
+package landlock
 
 import (
 	"errors"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/boundary"
-	"github.com/loki-sh/loki/internal/landlock"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
+	kernlandlock "github.com/loki-sh/loki/internal/landlock"
 )
 
 // layout is a valid boundary in a temp dir, with a secret beside it that
@@ -78,7 +78,7 @@ func (l *layout) workspaceFor(t *testing.T, build bool) *boundary.Workspace {
 	return w
 }
 
-func rulesByPath(rs *landlock.Ruleset) map[string]uint64 {
+func rulesByPath(rs *kernlandlock.Ruleset) map[string]uint64 {
 	m := map[string]uint64{}
 	for _, p := range rs.Paths {
 		m[p.Path] = p.Access
@@ -87,11 +87,11 @@ func rulesByPath(rs *landlock.Ruleset) map[string]uint64 {
 }
 
 const (
-	x  = landlock.FSExecute
-	rf = landlock.FSReadFile
-	rd = landlock.FSReadDir
-	wf = landlock.FSWriteFile
-	tr = landlock.FSTruncate
+	x  = kernlandlock.FSExecute
+	rf = kernlandlock.FSReadFile
+	rd = kernlandlock.FSReadDir
+	wf = kernlandlock.FSWriteFile
+	tr = kernlandlock.FSTruncate
 )
 
 // TestRulesPaths is the boundary→ruleset mapping, path by path, for a
@@ -100,7 +100,7 @@ const (
 // rule.
 func TestRulesPaths(t *testing.T) {
 	l := newLayout(t)
-	write := landlock.HandledFS(7) &^ (landlock.FSMakeChar | landlock.FSMakeBlock | landlock.FSIoctlDev)
+	write := kernlandlock.HandledFS(7) &^ (kernlandlock.FSMakeChar | kernlandlock.FSMakeBlock | kernlandlock.FSIoctlDev)
 	for _, build := range []bool{true, false} {
 		rs, err := Rules(l.workspaceFor(t, build), l.log, 7)
 		if err != nil {
@@ -131,31 +131,31 @@ func TestRulesPaths(t *testing.T) {
 			// The spec lies in the workspace; its own rule is read and
 			// execute on a file.
 			if got[l.spec] != x|rf {
-				t.Errorf("spec %s: %v", l.spec, landlock.FSNames(got[l.spec]))
+				t.Errorf("spec %s: %v", l.spec, kernlandlock.FSNames(got[l.spec]))
 			}
 		}
 		for _, w := range want {
 			if got[w.path] != w.access {
-				t.Errorf("build=%v: %s: %v, want %v", build, w.path, landlock.FSNames(got[w.path]), landlock.FSNames(w.access))
+				t.Errorf("build=%v: %s: %v, want %v", build, w.path, kernlandlock.FSNames(got[w.path]), kernlandlock.FSNames(w.access))
 			}
 		}
 		for _, p := range []string{l.secret, l.root, l.protected, "/", "/tmp", "/root", "/dev", "/run", "/home"} {
 			if a, ok := got[p]; ok {
-				t.Errorf("build=%v: %s has a rule (%v); the boundary does not name it", build, p, landlock.FSNames(a))
+				t.Errorf("build=%v: %s has a rule (%v); the boundary does not name it", build, p, kernlandlock.FSNames(a))
 			}
 		}
 		if _, ok := got[l.engine]; ok != build {
 			t.Errorf("build=%v: engine rule present %v", build, ok)
 		}
 		for p, a := range got {
-			if a&(landlock.FSMakeChar|landlock.FSMakeBlock) != 0 {
+			if a&(kernlandlock.FSMakeChar|kernlandlock.FSMakeBlock) != 0 {
 				t.Errorf("%s may make device nodes", p)
 			}
 			if a&^(x|rf|rd) != 0 && !slices.Contains([]string{l.workspace, l.out, l.log}, p) && !slices.Contains(devices, p) {
-				t.Errorf("%s may be written (%v) but is no write path", p, landlock.FSNames(a))
+				t.Errorf("%s may be written (%v) but is no write path", p, kernlandlock.FSNames(a))
 			}
 		}
-		if !slices.IsSortedFunc(rs.Paths, func(a, b landlock.PathRule) int { return strings.Compare(a.Path, b.Path) }) {
+		if !slices.IsSortedFunc(rs.Paths, func(a, b kernlandlock.PathRule) int { return strings.Compare(a.Path, b.Path) }) {
 			t.Errorf("path rules not sorted")
 		}
 	}
@@ -176,7 +176,7 @@ func TestRulesABI(t *testing.T) {
 		{abi: 5, err: "needs Landlock ABI 6"},
 		{abi: 6, used: 6},
 		{abi: 7, used: 7},
-		{abi: 9, used: landlock.KnownABI},
+		{abi: 9, used: kernlandlock.KnownABI},
 	} {
 		rs, err := Rules(w, l.log, tc.abi)
 		if tc.err != "" {
@@ -188,12 +188,12 @@ func TestRulesABI(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ABI %d: %v", tc.abi, err)
 		}
-		if rs.ABI != tc.used || rs.HandledFS != landlock.HandledFS(tc.used) ||
-			rs.HandledNet != landlock.NetBindTCP|landlock.NetConnectTCP ||
-			rs.Scoped != landlock.ScopeAbstractUnixSocket|landlock.ScopeSignal {
-			t.Errorf("ABI %d: ruleset at ABI %d handles fs %v net %x scoped %x", tc.abi, rs.ABI, landlock.FSNames(rs.HandledFS), rs.HandledNet, rs.Scoped)
+		if rs.ABI != tc.used || rs.HandledFS != kernlandlock.HandledFS(tc.used) ||
+			rs.HandledNet != kernlandlock.NetBindTCP|kernlandlock.NetConnectTCP ||
+			rs.Scoped != kernlandlock.ScopeAbstractUnixSocket|kernlandlock.ScopeSignal {
+			t.Errorf("ABI %d: ruleset at ABI %d handles fs %v net %x scoped %x", tc.abi, rs.ABI, kernlandlock.FSNames(rs.HandledFS), rs.HandledNet, rs.Scoped)
 		}
-		if tc.used == 6 && rs.HandledFS&landlock.FSIoctlDev == 0 {
+		if tc.used == 6 && rs.HandledFS&kernlandlock.FSIoctlDev == 0 {
 			t.Errorf("ABI 6 handles ioctl_dev (ABI 5)")
 		}
 	}
@@ -214,8 +214,8 @@ func TestRulesPorts(t *testing.T) {
 		}
 		ports[p.Port] = p.Access
 	}
-	both := landlock.NetBindTCP | landlock.NetConnectTCP
-	for port, want := range map[uint16]uint64{0: landlock.NetBindTCP, 1: both, 80: both, 442: both, 444: both, 8079: both, 8081: both, 65535: both} {
+	both := kernlandlock.NetBindTCP | kernlandlock.NetConnectTCP
+	for port, want := range map[uint16]uint64{0: kernlandlock.NetBindTCP, 1: both, 80: both, 442: both, 444: both, 8079: both, 8081: both, 65535: both} {
 		if ports[port] != want {
 			t.Errorf("port %d: %x, want %x", port, ports[port], want)
 		}

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/canonjson"
-	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 )
 
 const testdata = "testdata"

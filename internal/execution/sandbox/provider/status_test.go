@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/boundary"
-	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 )
 
 // fixture is a valid boundary with a fake provider CLI on the child PATH

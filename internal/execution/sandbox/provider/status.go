@@ -15,10 +15,10 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/execution/runnerenv"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/execution/state"
-	"github.com/loki-sh/loki/internal/macos/seatbelt"
 )
 
 // Bounds of one probe.

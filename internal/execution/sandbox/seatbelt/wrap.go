@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 	"github.com/loki-sh/loki/internal/execution/state"
 )
 

@@ -1,4 +1,4 @@
-package hostlandlock
+package landlock
 
 import (
 	"crypto/sha256"
@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 	"github.com/loki-sh/loki/internal/execution/state"
-	"github.com/loki-sh/loki/internal/landlock"
+	kernlandlock "github.com/loki-sh/loki/internal/landlock"
 )
 
 // The switch, the record's kind and the reviewable copy of the ruleset.
@@ -69,18 +69,18 @@ const resolvConf = "/etc/resolv.conf"
 // Rights. A write path gets everything but making device nodes (a node in
 // the workspace would reach a disk beneath every rule) and device ioctls.
 const (
-	readExec   = landlock.FSExecute | landlock.FSReadFile | landlock.FSReadDir
-	readOnly   = landlock.FSReadFile | landlock.FSReadDir
-	readWrite  = landlock.FSReadFile | landlock.FSWriteFile | landlock.FSTruncate
-	logAppend  = landlock.FSWriteFile | landlock.FSTruncate
-	notInWrite = landlock.FSMakeChar | landlock.FSMakeBlock | landlock.FSIoctlDev
+	readExec   = kernlandlock.FSExecute | kernlandlock.FSReadFile | kernlandlock.FSReadDir
+	readOnly   = kernlandlock.FSReadFile | kernlandlock.FSReadDir
+	readWrite  = kernlandlock.FSReadFile | kernlandlock.FSWriteFile | kernlandlock.FSTruncate
+	logAppend  = kernlandlock.FSWriteFile | kernlandlock.FSTruncate
+	notInWrite = kernlandlock.FSMakeChar | kernlandlock.FSMakeBlock | kernlandlock.FSIoctlDev
 )
 
 // Rules is the ruleset that confines a runner to w at the given kernel
-// ABI (one newer than landlock.KnownABI is used as that). runnerLog, when
+// ABI (one newer than kernlandlock.KnownABI is used as that). runnerLog, when
 // not empty, is the runner's own log, writable so that /dev/stdout and
 // /dev/stderr reopen. An ABI below MinABI is an ErrABI error.
-func Rules(w *boundary.Workspace, runnerLog string, abi int) (*landlock.Ruleset, error) {
+func Rules(w *boundary.Workspace, runnerLog string, abi int) (*kernlandlock.Ruleset, error) {
 	if abi < MinABI {
 		have := "none"
 		if abi > 0 {
@@ -88,9 +88,9 @@ func Rules(w *boundary.Workspace, runnerLog string, abi int) (*landlock.Ruleset,
 		}
 		return nil, fmt.Errorf("%w; this kernel has %s: boot with lsm=...,landlock on a newer kernel, or unset %s", ErrABI, have, EnvLandlock)
 	}
-	abi = min(abi, landlock.KnownABI)
-	handled := landlock.HandledFS(abi)
-	rs := &landlock.Ruleset{ABI: abi, HandledFS: handled, HandledNet: landlock.HandledNet(abi), Scoped: landlock.Scopes(abi)}
+	abi = min(abi, kernlandlock.KnownABI)
+	handled := kernlandlock.HandledFS(abi)
+	rs := &kernlandlock.Ruleset{ABI: abi, HandledFS: handled, HandledNet: kernlandlock.HandledNet(abi), Scoped: kernlandlock.Scopes(abi)}
 
 	grants := map[string]uint64{}
 	grant := func(p string, access uint64) {
@@ -100,7 +100,7 @@ func Rules(w *boundary.Workspace, runnerLog string, abi int) (*landlock.Ruleset,
 		}
 		access &= handled
 		if !fi.IsDir() {
-			access &= landlock.FileAccess
+			access &= kernlandlock.FileAccess
 		}
 		if access != 0 {
 			grants[p] |= access
@@ -115,7 +115,7 @@ func Rules(w *boundary.Workspace, runnerLog string, abi int) (*landlock.Ruleset,
 		}
 	}
 	if target, err := filepath.EvalSymlinks(resolvConf); err == nil && target != resolvConf {
-		grant(target, landlock.FSReadFile)
+		grant(target, kernlandlock.FSReadFile)
 	}
 	for _, p := range kernelReadPaths {
 		grant(p, readOnly)
@@ -138,16 +138,16 @@ func Rules(w *boundary.Workspace, runnerLog string, abi int) (*landlock.Ruleset,
 	}
 	slices.Sort(paths)
 	for _, p := range paths {
-		rs.Paths = append(rs.Paths, landlock.PathRule{Path: p, Access: grants[p]})
+		rs.Paths = append(rs.Paths, kernlandlock.PathRule{Path: p, Access: grants[p]})
 	}
 
 	reserved := w.ReservedPorts()
-	rs.Ports = make([]landlock.PortRule, 0, 65536-len(reserved))
+	rs.Ports = make([]kernlandlock.PortRule, 0, 65536-len(reserved))
 	// Port 0 is the ephemeral bind; connecting to it means nothing.
-	rs.Ports = append(rs.Ports, landlock.PortRule{Port: 0, Access: landlock.NetBindTCP})
+	rs.Ports = append(rs.Ports, kernlandlock.PortRule{Port: 0, Access: kernlandlock.NetBindTCP})
 	for p := 1; p <= 65535; p++ {
 		if !slices.Contains(reserved, p) {
-			rs.Ports = append(rs.Ports, landlock.PortRule{Port: uint16(p), Access: landlock.NetBindTCP | landlock.NetConnectTCP})
+			rs.Ports = append(rs.Ports, kernlandlock.PortRule{Port: uint16(p), Access: kernlandlock.NetBindTCP | kernlandlock.NetConnectTCP})
 		}
 	}
 	return rs, rs.Check()
@@ -174,7 +174,9 @@ type host struct {
 	lookup boundary.Lookup
 }
 
-func realHost() host { return host{goos: runtime.GOOS, abi: landlock.ABI, lookup: boundary.Environ} }
+func realHost() host {
+	return host{goos: runtime.GOOS, abi: kernlandlock.ABI, lookup: boundary.Environ}
+}
 
 // workspace loads the boundary for a build (runSh set) or a run.
 func workspace(lookup boundary.Lookup, ws, runSh, spec string) (*boundary.Workspace, error) {
@@ -227,16 +229,16 @@ func (h host) confine(executionDir, ws, runSh, spec, runnerLog string) (*os.File
 // Render returns the ruleset a confined build (runSh and spec set) or run
 // of workspace, logging to runnerLog, would apply here, as JSON, from the
 // boundary in the environment, without writing or enforcing anything, and
-// the ABI it was made for: the kernel's, or landlock.KnownABI where the
+// the ABI it was made for: the kernel's, or kernlandlock.KnownABI where the
 // kernel could not confine at all (the build would then be refused).
 func Render(ws, runSh, spec, runnerLog string) ([]byte, int, error) {
 	w, err := workspace(boundary.Environ, ws, runSh, spec)
 	if err != nil {
 		return nil, 0, err
 	}
-	abi := landlock.ABI()
+	abi := kernlandlock.ABI()
 	if abi < MinABI {
-		abi = landlock.KnownABI
+		abi = kernlandlock.KnownABI
 	}
 	rs, err := Rules(w, runnerLog, abi)
 	if err != nil {

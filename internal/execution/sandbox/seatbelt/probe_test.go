@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/boundary"
-	"github.com/loki-sh/loki/internal/macos/seatbelt/seatbelttest"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 )
 
 func TestMain(m *testing.M) {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loki-sh/loki/internal/boundary"
 	"github.com/loki-sh/loki/internal/canonjson"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 )
 
 // preamble is the fixed head of every profile: deny by default, let the

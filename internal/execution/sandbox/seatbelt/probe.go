@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 )
 
 // ProbeTimeout bounds one run of the payload under sandbox-exec.

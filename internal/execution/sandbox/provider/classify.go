@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 )
 
 // Classifications, as the reference names them (a dashboard reads them).

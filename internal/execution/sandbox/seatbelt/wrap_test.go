@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 )
 
 const validDigest = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

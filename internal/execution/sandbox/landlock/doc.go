@@ -1,6 +1,11 @@
-// Package hostlandlock confines a local build or run on Linux with
+// Package landlock confines a local build or run on Linux with
 // Landlock, inside the same host boundary (package boundary) that package
 // seatbelt enforces on macOS: one boundary, two enforcers.
+//
+// It is the build's Linux enforcer; the kernel calls it makes are those of
+// internal/landlock, which it imports as kernlandlock. Importers name this
+// package sandboxlandlock, so a reader tells the policy's enforcer from the
+// kernel package shared with the namespace stage and doctor.
 //
 // Guarantees:
 //   - Rules is a pure function of the validated boundary, the runner's log,
@@ -19,4 +24,4 @@
 //     supervisor.
 //
 // Nothing here prints or stores the runner's environment.
-package hostlandlock
+package landlock

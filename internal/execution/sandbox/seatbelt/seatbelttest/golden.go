@@ -1,9 +1,10 @@
 // Package seatbelttest loads the reference-generated Seatbelt goldens of
-// internal/macos/seatbelt/testdata for tests: the cases, the directory tree each
-// was generated in, and the machine it was generated on. It is shared by
-// the package's unit tests and the binary-level tests, so both judge the
-// profile against one definition of the inputs. ShortRoot is the temp
-// root the macos packages' own fixtures are laid out in.
+// internal/execution/sandbox/seatbelt/testdata for tests: the cases, the
+// directory tree each was generated in, and the machine it was generated
+// on. It is shared by the package's unit tests and the binary-level tests,
+// so both judge the profile against one definition of the inputs.
+// ShortRoot is the temp root the seatbelt and provider packages' own
+// fixtures are laid out in.
 //
 // Guarantees: a case's tree is built at the same absolute root the
 // reference saw (/tmp/loki-seatbelt-golden-<name>) and removed when the
@@ -138,7 +139,7 @@ func RequireMachine(t testing.TB, testdata string, devices []string) {
 		resolved(t, []string{"/usr/bin", "/bin", "/usr/sbin", "/sbin"}, true), present}
 	wantAll := [3]any{want.SystemReadPaths, want.SystemChildPaths, want.Present}
 	if !reflect.DeepEqual(got, wantAll) {
-		msg := "this machine's system paths differ from those the goldens were made on; regenerate them (internal/macos/seatbelt/testdata/README.md)"
+		msg := "this machine's system paths differ from those the goldens were made on; regenerate them (internal/execution/sandbox/seatbelt/testdata/README.md)"
 		if testutil.InCI() {
 			t.Fatalf("%s: got %v, golden machine %v", msg, got, wantAll)
 		}
