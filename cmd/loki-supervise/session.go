@@ -235,6 +235,11 @@ func runSession(c *cli.Context) error {
 	if err != nil {
 		return usage("session: %v", err)
 	}
+	if isolation == namespace.Name || isolation == none.Name {
+		if err := session.CheckHostCwd(cwd); err != nil {
+			return notLaunched(err)
+		}
+	}
 	if c.Bool("tty") && isolation == none.Name {
 		return usage("session: --tty needs loki-init: use --isolation namespace, oci or docker")
 	}

@@ -30,6 +30,11 @@ func TestCannotStart(t *testing.T) {
 		{"missing OCI runtime by name", []string{"--init", init, "--isolation", "oci", "--runtime", "no-such-runtime-xyz", "--rootfs", empty}, "--runtime PATH"},
 		{"missing loki-init", []string{"--init", "/nonexistent/loki-init"}, "--init PATH"},
 		{"missing docker CLI", []string{"--init", init, "--isolation", "docker", "--docker", "/nonexistent/docker", "--image", "x"}, "install the Docker CLI"},
+		// The missing dir is named, not blamed on permissions or the kernel.
+		{"missing cwd", []string{"--init", init, "--cwd", "/nonexistent"}, "/nonexistent does not exist"},
+		{"missing cwd parent", []string{"--init", init, "--cwd", "/nonexistent/x"}, "/nonexistent does not exist"},
+		{"missing cwd, host ids", []string{"--init", init, "--userns", "host", "--cwd", "/nonexistent/x"}, "/nonexistent does not exist"},
+		{"missing cwd, none", []string{"--isolation", "none", "--cwd", "/nonexistent/x"}, "/nonexistent does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
