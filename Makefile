@@ -1,7 +1,16 @@
 # loki: build, test and benchmark. `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-GOFLAGS_B := -trimpath -ldflags='-s -w'
+# Both binaries name their build (--version): the commit, whether the tree
+# was dirty, and the nearest v* tag. Stamped here, not by the toolchain,
+# so that GOFLAGS=-buildvcs=false and git worktrees change nothing, and a
+# release is the same bytes twice (no time is stamped).
+VERSION_PKG := github.com/loki-sh/loki/cmd/internal/version
+GIT_COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_DIRTY   := $(shell test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo false || echo true)
+VERSION     ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo devel)
+STAMP       := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(GIT_COMMIT) -X $(VERSION_PKG).dirty=$(GIT_DIRTY)
+GOFLAGS_B   := -trimpath -buildvcs=false -ldflags='-s -w $(STAMP)'
 PKGS      := ./...
 FUZZTIME  ?= 10s
 

@@ -8,7 +8,8 @@ import (
 
 // TestInitReachesOnlyItsPackages keeps the trusted PID 1 small: of this
 // module it may use only the host<->init contracts, the reaper, the exit
-// codes, internal/pid1, and the namespace backend's stage with what it
+// codes, internal/pid1, its build identity (cmd/internal/version), and
+// the namespace backend's stage with what it
 // applies (the policy's types, Landlock, the egress listener handoff).
 // Anything else (sessions, executions, proof, the egress proxy itself) is
 // the supervisor's and must never be linked into loki-init; nor may
@@ -24,6 +25,7 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
 		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
 		"internal/landlock": true, "internal/session/egress/handoff": true,
+		"cmd/internal/version": true,
 	}
 	seen := 0
 	for _, pkg := range strings.Fields(string(out)) {

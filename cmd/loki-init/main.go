@@ -16,12 +16,14 @@ import (
 	"io"
 	"os"
 
+	"github.com/loki-sh/loki/cmd/internal/version"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/pid1"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
 const usage = `usage: loki-init [-lease-duration 5s] [-poll-interval 100ms] [-grace 10s] [-wait-after-eof] CONTROL_DIR
+       loki-init --version [--json]
 
 loki-init is the trusted PID 1 of an agent's private PID namespace: the host's
 lease, not the agent, decides how long anything in the namespace may live.
@@ -64,7 +66,7 @@ func main() {
 			os.Exit(exitcode.Code(err))
 		}
 	}
-	cfg, err := parse(args, os.Stderr)
+	cfg, err := parse(args, os.Stdout, os.Stderr)
 	cfg.ScopeAbstractUnix = scope
 	if err == nil {
 		err = pid1.Run(cfg)
@@ -77,8 +79,9 @@ func main() {
 
 // parse reads the flags. -h prints the help and exits 0; a usage error is a
 // refusal at initialization (125), like every other reason not to start.
-func parse(args []string, stderr io.Writer) (pid1.Config, error) {
+func parse(args []string, stdout, stderr io.Writer) (pid1.Config, error) {
 	var cfg pid1.Config
+	var showVersion, asJSON bool
 	fs := flag.NewFlagSet("loki-init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -91,11 +94,22 @@ func parse(args []string, stderr io.Writer) (pid1.Config, error) {
 	fs.IntVar(&cfg.StdinFD, "stdin-fd", 0, "the host passed its client's own stdin as this descriptor (and fd 1 is its own stdout; pipes or sockets): the peer gets both directly and fd 0 carries only the prelude (0: forward fd 0)")
 	fs.BoolVar(&cfg.StderrDirect, "stderr-direct", false, "with -stdin-fd: fd 2 goes to the peer directly too")
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
+	fs.BoolVar(&showVersion, "version", false, "print the build (version, commit, Go, platform) and exit")
+	fs.BoolVar(&asJSON, "json", false, "with -version: print it as one JSON object")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, exitcode.Exited(0)
 		}
 		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
+	}
+	if showVersion {
+		v := version.Read("loki-init")
+		if asJSON {
+			fmt.Fprintln(stdout, v.JSON())
+		} else {
+			fmt.Fprintln(stdout, v)
+		}
+		return cfg, exitcode.Exited(0)
 	}
 	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 || (cfg.StdinFD != 0 && cfg.StdinFD < 3) {
 		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")

@@ -25,11 +25,14 @@ func TestParse(t *testing.T) {
 		{"bad duration", []string{"-lease-duration", "soon", "/c"}, 125, pid1.Config{}},
 		{"zero lease", []string{"-lease-duration", "0s", "/c"}, 125, pid1.Config{}},
 		{"unknown flag", []string{"-x", "/c"}, 125, pid1.Config{}},
+		{"version", []string{"--version"}, 0, pid1.Config{}},
+		{"version json", []string{"--version", "--json"}, 0, pid1.Config{}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			cfg, err := parse(tc.args, &stderr)
+			var stdout bytes.Buffer
+			cfg, err := parse(tc.args, &stdout, &stderr)
 			if tc.code < 0 {
 				if err != nil || cfg != tc.want {
 					t.Fatalf("cfg %+v err %v, want %+v", cfg, err, tc.want)
