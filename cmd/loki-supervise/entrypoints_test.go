@@ -40,7 +40,7 @@ func TestInternalEntriesMatchOnlyTheirArgv(t *testing.T) {
 // The CLI has no hidden commands left: every role that is not a command
 // is in the table, and no command shares a name with one.
 func TestCommandsAreTheCLIOnly(t *testing.T) {
-	for _, c := range commands() {
+	for _, c := range newApp().Commands {
 		if c.Hidden || strings.HasPrefix(c.Name, "__") || matched([]string{"loki-supervise", c.Name}) != "" {
 			t.Errorf("command %q is an internal entry point", c.Name)
 		}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+)
+
+// run runs the CLI in-process and returns its exit code and both streams.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	app := newApp()
+	var out bytes.Buffer
+	app.Writer = &out
+	err := app.Run(append([]string{"loki-supervise"}, args...))
+	if err != nil && !exitcode.Classified(err) {
+		err = exitcode.Usage(err)
+	}
+	msg := ""
+	if r := exitcode.Report(err); r != nil {
+		msg = r.Error()
+	}
+	return exitcode.Code(err), out.String(), msg
+}
+
+func TestCLIAnswers(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		out  string // in stdout
+		err  string // the one stderr line, exactly ("" = none)
+	}{
+		{"help", []string{"help"}, 0, "Sessions:\n   session", ""},
+		{"--help", []string{"--help"}, 0, "Start here:", ""},
+		{"help of a command", []string{"help", "session"}, 0, "loki-supervise session", ""},
+		{"typo of a command", []string{"sesion"}, 2, "", `unknown command "sesion": did you mean "session"? (see 'loki-supervise --help')`},
+		{"far from any command", []string{"xyzzy"}, 2, "", `unknown command "xyzzy" (see 'loki-supervise --help')`},
+		{"typo of a subcommand", []string{"proc", "tokn"}, 2, "", `proc: unknown command "tokn": did you mean "token"? (see 'loki-supervise proc --help')`},
+		{"typo of a flag", []string{"session", "--isolaton", "oci"}, 2, "", `session: unknown flag --isolaton: did you mean --isolation? (see 'loki-supervise session --help')`},
+		{"bad flag value", []string{"session", "--lease-duration", "soon", "--", "true"}, 2, "", `session: invalid value "soon" for flag -lease-duration: parse error (see 'loki-supervise session --help')`},
+		{"json alone", []string{"--json"}, 2, "", "--json goes with --version (each command has its own --json)"},
+		{"version", []string{"--version"}, 0, "loki-supervise ", ""},
+		{"version command", []string{"version"}, 0, "loki-supervise ", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, msg := runCLI(t, tc.args...)
+			if code != tc.code || !strings.Contains(out, tc.out) || msg != tc.err {
+				t.Fatalf("exit %d, stderr %q, stdout %.200q; want %d, %q, stdout with %q", code, msg, out, tc.code, tc.err, tc.out)
+			}
+			if tc.code == 2 && out != "" {
+				t.Fatalf("a usage error printed %d bytes of help around its line", len(out))
+			}
+		})
+	}
+}
+
+// The main job comes first in --help, and every command has a heading.
+func TestHelpListsEveryCommandOnceSessionFirst(t *testing.T) {
+	_, out, _ := runCLI(t, "--help")
+	first := strings.Index(out, "   session ")
+	for _, c := range newApp().Commands {
+		n := strings.Count(out, "\n   "+c.Name+" ")
+		if n != 1 {
+			t.Errorf("%s is listed %d times", c.Name, n)
+		}
+		if i := strings.Index(out, "\n   "+c.Name+" "); c.Name != "session" && i < first {
+			t.Errorf("%s comes before session", c.Name)
+		}
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	code, out, _ := runCLI(t, "--version", "--json")
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["program"] != "loki-supervise" || v["go"] == "" || v["platform"] == "" {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Fatalf("want one line: %q", out)
+	}
+}
+
+// A binary built by make from a checkout names its commit: the Makefile's
+// stamp reaches both binaries (the toolchain's own VCS stamp is off on
+// machines with GOFLAGS=-buildvcs=false).
+func TestMakeBuildNamesTheCommit(t *testing.T) {
+	dir := os.Getenv("LOKI_BIN_DIR")
+	if dir == "" {
+		t.Skip("LOKI_BIN_DIR is not set: no binaries built by make to check")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	for _, bin := range []string{"loki-supervise", "loki-init"} {
+		out, err := exec.Command(dir+"/"+bin, "--version", "--json").Output()
+		if err != nil {
+			t.Fatalf("%s --version --json: %v", bin, err)
+		}
+		var v struct{ Program, Commit string }
+		if err := json.Unmarshal(out, &v); err != nil || v.Program != bin {
+			t.Fatalf("%s: %q (%v)", bin, out, err)
+		}
+		if v.Commit != strings.TrimSpace(string(head)) {
+			t.Errorf("%s names commit %q, the checkout is at %s", bin, v.Commit, head)
+		}
+	}
+}
