@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
@@ -67,5 +69,30 @@ func TestRunThroughReplacedDeps(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), spec, Timing{}, Deps{Spawner: d.Spawner}); !errors.Is(err, ErrNotWired) {
 		t.Fatalf("Run with missing collaborators = %v, want ErrNotWired", err)
+	}
+}
+
+// TestSandboxImportsNoExecution keeps build confinement below the
+// executions it confines: no package under sandbox may import execution
+// or its state record (the atomic write they share lives in safefile).
+func TestSandboxImportsNoExecution(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./sandbox/...").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	const module = "github.com/loki-sh/loki/internal/"
+	seen := 0
+	for _, pkg := range strings.Fields(string(out)) {
+		rel, ok := strings.CutPrefix(pkg, module)
+		if !ok {
+			continue
+		}
+		seen++
+		if rel == "execution" || rel == "execution/state" {
+			t.Errorf("a sandbox package depends on %s", rel)
+		}
+	}
+	if seen < 4 {
+		t.Fatalf("go list -deps named %d packages of this module; the test cannot be trusted", seen)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // Spec describes one supervised execution. Paths must already be resolved
@@ -210,7 +211,7 @@ func (sv *supervisor) running(r Runner) error {
 	// supervisor dies (Reclaim). Best effort: without it only the
 	// runner's verified group can be reclaimed.
 	if lt, ok := r.(interface{ Token() string }); ok && lt.Token() != "" {
-		state.WriteAtomic(sv.spec.Store.Path(sv.spec.ID, state.LineageFile), []byte(lt.Token()), 0o600)
+		safefile.WriteAtomic(sv.spec.Store.Path(sv.spec.ID, state.LineageFile), []byte(lt.Token()), 0o600)
 	}
 	return sv.update(fields)
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/loki-sh/loki/internal/nofollow"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // MaxReceiptSize bounds what is read of a receipt or its signature.
@@ -34,7 +34,7 @@ func readLimited(path string) ([]byte, error) {
 }
 
 func openRegular(path string) (*os.File, error) {
-	f, err := nofollow.Open(path)
+	f, err := safefile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // DefaultPath is the runner's PATH when LOKI_HOST_CHILD_PATH is unset.
@@ -129,7 +129,7 @@ func BuildFrom(lookup func(string) (string, bool), workspace, lokiDir string) (m
 	env["BUN_INSTALL_CACHE_DIR"] = filepath.Join(root, "bun")
 
 	gc := filepath.Join(root, "gitconfig")
-	if err := state.WriteAtomic(gc, []byte(gitConfig), 0o600); err != nil {
+	if err := safefile.WriteAtomic(gc, []byte(gitConfig), 0o600); err != nil {
 		return nil, fmt.Errorf("runnerenv: gitconfig: %w", err)
 	}
 	env["GIT_CONFIG_GLOBAL"] = gc

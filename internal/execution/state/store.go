@@ -14,7 +14,7 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/loki-sh/loki/internal/nofollow"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // SchemaVersion is written into every new record.
@@ -89,7 +89,7 @@ func (s *Store) Read(id ID) (State, error) {
 // the name would otherwise hang the reader (and with it every list). Such
 // a file, or a link, is ErrNotRegular.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := nofollow.Open(path)
+	f, err := safefile.Open(path)
 	if errors.Is(err, syscall.ELOOP) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrNotRegular)
 	}
@@ -165,7 +165,7 @@ func (s *Store) Mutate(id ID, fn func(st State, exists bool) error) (State, erro
 		return nil, err
 	}
 	removeDeadTemps(dir)
-	if err := WriteAtomic(filepath.Join(dir, StateFile), b, 0o600); err != nil {
+	if err := safefile.WriteAtomic(filepath.Join(dir, StateFile), b, 0o600); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -204,7 +204,7 @@ func (s *Store) WriteSpec(id ID, content []byte) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(filepath.Join(dir, SpecFile), content, 0o600)
+	return safefile.WriteAtomic(filepath.Join(dir, SpecFile), content, 0o600)
 }
 
 // OpenLog opens runner.log for appending, creating it 0600. O_APPEND makes
@@ -304,5 +304,5 @@ func (s *Store) SnapshotSpec(id ID, content []byte) error {
 	if _, err := os.Lstat(filepath.Join(dir, SpecFile)); err == nil {
 		return nil
 	}
-	return WriteAtomic(filepath.Join(dir, SpecFile), content, 0o600)
+	return safefile.WriteAtomic(filepath.Join(dir, SpecFile), content, 0o600)
 }

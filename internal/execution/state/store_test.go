@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/safefile"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -115,7 +116,7 @@ func TestPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if err := WriteAtomic(s.Path(testID, ProofFile), []byte("{}"), 0o400); err != nil {
+	if err := safefile.WriteAtomic(s.Path(testID, ProofFile), []byte("{}"), 0o400); err != nil {
 		t.Fatal(err)
 	}
 	for path, want := range map[string]os.FileMode{

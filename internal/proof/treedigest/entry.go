@@ -15,7 +15,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/loki-sh/loki/internal/nofollow"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // Entry kinds, as they appear in the manifest.
@@ -109,7 +109,7 @@ func (t *tree) abs(rel string) string { return filepath.Join(t.root, filepath.Fr
 // the lstat must not hang the digest); mode and size come from the open
 // file, so they describe the bytes that were hashed.
 func (t *tree) fileEntry(ctx context.Context, rel, full string, buf []byte) (map[string]any, error) {
-	f, err := nofollow.Open(full)
+	f, err := safefile.Open(full)
 	if err != nil {
 		return statusEntry(rel, lstatKind(err)), nil
 	}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
-	"github.com/loki-sh/loki/internal/execution/state"
 	kernlandlock "github.com/loki-sh/loki/internal/landlock"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // The switch, the record's kind and the reviewable copy of the ruleset.
@@ -212,7 +212,7 @@ func (h host) confine(executionDir, ws, runSh, spec, runnerLog string) (*os.File
 		return nil, nil, err
 	}
 	text := rs.JSON()
-	if err := state.WriteAtomic(filepath.Join(executionDir, RulesetName), text, 0o600); err != nil {
+	if err := safefile.WriteAtomic(filepath.Join(executionDir, RulesetName), text, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("landlock: write ruleset: %w", err)
 	}
 	f, err := rs.Create()

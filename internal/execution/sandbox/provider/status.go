@@ -18,7 +18,7 @@ import (
 	"github.com/loki-sh/loki/internal/execution/runnerenv"
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
-	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // Bounds of one probe.
@@ -216,7 +216,7 @@ var (
 // A start failure is returned as an error; so is the timeout, as errTimeout.
 func (b *confinedRun) run(ctx context.Context, prefix string, argv []string, timeout time.Duration) (outcome, error) {
 	profilePath := filepath.Join(b.runtimeDir, prefix+randomHex()+".sb")
-	if err := state.WriteAtomic(profilePath, b.profile, 0o600); err != nil {
+	if err := safefile.WriteAtomic(profilePath, b.profile, 0o600); err != nil {
 		return outcome{}, errors.Join(errSetup, err)
 	}
 	defer os.Remove(profilePath)

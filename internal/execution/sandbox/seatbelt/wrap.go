@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
-	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // The switches, and the one program that applies a profile.
@@ -102,7 +102,7 @@ func (h host) wrap(executionDir string, args []string, workspace, runSh, spec st
 	}
 	profile := Profile(w)
 	path := filepath.Join(executionDir, ProfileName)
-	if err := state.WriteAtomic(path, profile, 0o600); err != nil {
+	if err := safefile.WriteAtomic(path, profile, 0o600); err != nil {
 		return nil, nil, fmt.Errorf("seatbelt: write profile: %w", err)
 	}
 	wrapped := append([]string{h.sandboxExec, "-f", path}, args...)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package state
+package safefile
 
 import (
 	"fmt"
@@ -16,11 +16,11 @@ import (
 func WriteAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("state: create %s: %w", dir, err)
+		return fmt.Errorf("safefile: create %s: %w", dir, err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("state: temp file in %s: %w", dir, err)
+		return fmt.Errorf("safefile: temp file in %s: %w", dir, err)
 	}
 	defer func() {
 		if err != nil {
@@ -29,19 +29,19 @@ func WriteAtomic(path string, data []byte, mode os.FileMode) (err error) {
 		}
 	}()
 	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("state: chmod temp file: %w", err)
+		return fmt.Errorf("safefile: chmod temp file: %w", err)
 	}
 	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("state: write temp file: %w", err)
+		return fmt.Errorf("safefile: write temp file: %w", err)
 	}
 	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("state: sync temp file: %w", err)
+		return fmt.Errorf("safefile: sync temp file: %w", err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("state: close temp file: %w", err)
+		return fmt.Errorf("safefile: close temp file: %w", err)
 	}
 	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("state: replace %s: %w", filepath.Base(path), err)
+		return fmt.Errorf("safefile: replace %s: %w", filepath.Base(path), err)
 	}
 	syncDir(dir)
 	return nil

@@ -1,4 +1,4 @@
-package nofollow
+package safefile
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package nofollow
+package safefile
 
 import (
 	"os"
