@@ -1,11 +1,14 @@
 package execution
 
 import (
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // Tuning knobs read from the supervisor's environment.
@@ -38,15 +41,32 @@ func positiveSeconds(name string, def time.Duration) time.Duration {
 	return time.Duration(f * float64(time.Second))
 }
 
+// maxRunIDSize bounds what is read of trust-run-id: a run id is one path
+// component, and the file is the runner's to plant (a sparse file of any
+// size, a FIFO, a link to /dev/zero).
+const maxRunIDSize = 4096
+
 // readRunID returns the run id minted by run.sh in
 // <loki-dir>/state/trust-run-id, or "" unless it starts with "run-" and
-// contains no path separator (it names a directory under proofs/).
+// contains no path separator (it names a directory under proofs/). The
+// file is opened as the receipt beside it is: no link (state/ must be a
+// real directory too), no blocking open, a regular file only, at most
+// maxRunIDSize bytes; anything else is no run id, never a wait.
 func readRunID(lokiDir string) string {
 	if lokiDir == "" {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(lokiDir, "state", "trust-run-id"))
+	dir := filepath.Join(lokiDir, "state")
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return ""
+	}
+	f, err := state.OpenRegular(filepath.Join(dir, "trust-run-id"))
 	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRunIDSize+1))
+	if err != nil || len(b) > maxRunIDSize {
 		return ""
 	}
 	v := strings.TrimSpace(string(b))

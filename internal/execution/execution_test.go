@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,6 +125,63 @@ func TestReadRunID(t *testing.T) {
 	}
 	if got := readRunID(filepath.Join(dir, "missing")); got != "" {
 		t.Errorf("missing dir: %q", got)
+	}
+}
+
+// TestReadRunIDHostileFile: trust-run-id is the runner's to plant. Each
+// kind must give "" at once, never block the poll loop or read the file
+// whole (before the fix a FIFO hung it and a sparse file was read each
+// poll).
+func TestReadRunIDHostileFile(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(p string) error
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+		{"symlink to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"symlink to a run id", func(p string) error {
+			q := p + ".real"
+			if err := os.WriteFile(q, []byte("run-1"), 0o600); err != nil {
+				return err
+			}
+			return os.Symlink(q, p)
+		}},
+		{"sparse 1 GiB", func(p string) error {
+			if err := os.WriteFile(p, []byte("run-1"), 0o600); err != nil {
+				return err
+			}
+			return os.Truncate(p, 1<<30)
+		}},
+		{"directory", func(p string) error { return os.Mkdir(p, 0o700) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "state"), 0o700)
+			if err := tc.plant(filepath.Join(dir, "state", "trust-run-id")); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan string, 1)
+			start := time.Now()
+			go func() { done <- readRunID(dir) }()
+			select {
+			case got := <-done:
+				if got != "" {
+					t.Errorf("run id %q from a planted %s", got, tc.name)
+				}
+				if d := time.Since(start); d > time.Second {
+					t.Errorf("took %v", d)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("readRunID blocked on a %s", tc.name)
+			}
+		})
+	}
+	// state/ itself a link to a dir holding a run id.
+	dir, other := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(other, "trust-run-id"), []byte("run-x"), 0o600)
+	os.Symlink(other, filepath.Join(dir, "state"))
+	if got := readRunID(dir); got != "" {
+		t.Errorf("state/ through a link: %q", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package execution
 import (
 	"crypto/rand"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -31,14 +32,36 @@ func PrepareBuild(o BuildOptions) (Spec, error) {
 		return Spec{}, err
 	}
 	s.Store = store
-	content, err := os.ReadFile(s.SpecFile)
+	content, err := readSpec(s.SpecFile)
 	if err != nil {
-		return Spec{}, fmt.Errorf("--spec: %w", err)
+		return Spec{}, err
 	}
 	if err := store.SnapshotSpec(s.ID, content); err != nil {
 		return Spec{}, err
 	}
 	return s, nil
+}
+
+// MaxSpecSize bounds the spec a build snapshots: it is read whole, and it
+// may lie in a workspace an earlier runner wrote.
+const MaxSpecSize = 16 << 20
+
+// readSpec reads the (already resolved) spec: a regular file, opened
+// without blocking, at most MaxSpecSize bytes.
+func readSpec(path string) ([]byte, error) {
+	f, err := state.OpenRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("--spec: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxSpecSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("--spec: %w", err)
+	}
+	if len(b) > MaxSpecSize {
+		return nil, fmt.Errorf("--spec: %w: %s is larger than %d MiB", ErrBadPath, path, MaxSpecSize>>20)
+	}
+	return b, nil
 }
 
 // ResolveBuild validates a build request exactly as PrepareBuild does but

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // The exclusion lists are part of the manifest, so they are data of the
@@ -34,7 +36,7 @@ func walk(root string, gitlinks map[string]bool) (paths []string, unreadable map
 	unreadable = map[string]bool{}
 	var visit func(rel string) error
 	visit = func(rel string) error {
-		f, err := os.Open(filepath.Join(root, filepath.FromSlash(rel)))
+		f, err := openDir(filepath.Join(root, filepath.FromSlash(rel)), rel != "")
 		if err != nil {
 			return dirError(rel, err, unreadable)
 		}
@@ -66,6 +68,26 @@ func walk(root string, gitlinks map[string]bool) (paths []string, unreadable map
 		return nil, nil, err
 	}
 	return paths, unreadable, nil
+}
+
+// openDir opens a directory the walk found, refusing anything else: a
+// FIFO swapped in for it must not block the open, nor a link below the
+// root redirect it (the root itself may be named through one).
+func openDir(path string, nofollow bool) (*os.File, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	if nofollow {
+		flags |= unix.O_NOFOLLOW
+	}
+	for {
+		fd, err := unix.Open(path, flags, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
 }
 
 // dirError classifies a failure to list a directory: one that vanished is

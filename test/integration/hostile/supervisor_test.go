@@ -1,0 +1,59 @@
+//go:build linux
+
+package hostile
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunIDPlantedFile: the runner plants something hostile at
+// .loki/state/trust-run-id, the file the supervisor's poll loop reads.
+// The hard timeout must still stop it on time, and the supervisor must
+// not read the file whole (before: a FIFO hung the loop so the run stayed
+// `running` past its timeout, and a sparse file was read every poll).
+func TestRunIDPlantedFile(t *testing.T) {
+	requireLandlock(t)
+	for _, tc := range []struct{ name, plant string }{
+		{"fifo", "mkfifo .loki/state/trust-run-id"},
+		{"dev-zero", "ln -s /dev/zero .loki/state/trust-run-id"},
+		{"sparse", "truncate -s 1G .loki/state/trust-run-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBox(t)
+			r := b.start(true, "mkdir -p .loki/state && "+tc.plant+" && echo planted && exec sleep 60", "--hard-timeout", "2")
+			r.waitLog("planted")
+			time.Sleep(500 * time.Millisecond) // a few polls over the planted file
+			pid, _ := r.record()["supervisor_pid"].(float64)
+			if hwm := peakRSS(int(pid)); hwm > 100<<20 {
+				t.Errorf("supervisor peak RSS %d MiB with a %s at trust-run-id", hwm>>20, tc.name)
+			}
+			code, ok := r.exit(15 * time.Second)
+			if !ok {
+				t.Fatalf("supervisor still running 13 s past its 2 s hard timeout; record %v", r.record())
+			}
+			rec := r.record()
+			if code != 143 || rec["state"] != "exited" || rec["deadline_reason"] != "hard_timeout" || rec["run_id"] != "" {
+				t.Errorf("exit %d, record state %v deadline %v run_id %q", code, rec["state"], rec["deadline_reason"], rec["run_id"])
+			}
+		})
+	}
+}
+
+// peakRSS is VmHWM of pid in bytes (0 when it cannot be read).
+func peakRSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
