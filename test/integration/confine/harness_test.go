@@ -86,6 +86,13 @@ func asUser(uid int) *syscall.SysProcAttr {
 // argv, and returns its exit code, stdout and stderr.
 func session(t *testing.T, b backend, flags []string, peer ...string) (int, string, string) {
 	t.Helper()
+	return sessionEnv(t, b, nil, flags, peer...)
+}
+
+// sessionEnv is session with env added to the supervisor's environment
+// (a HOME of the test's).
+func sessionEnv(t *testing.T, b backend, env []string, flags []string, peer ...string) (int, string, string) {
+	t.Helper()
 	bflags := b.setup(t)
 	sup, init := testutil.Binary(t, "loki-supervise"), testutil.Binary(t, "loki-init")
 	var ctlRoot string
@@ -105,7 +112,7 @@ func session(t *testing.T, b backend, flags []string, peer ...string) (int, stri
 	args := append([]string{"session", "--init", init, "--control-root", ctlRoot, "--wait-after-eof"}, bflags...)
 	args = append(append(append(args, flags...), "--"), peer...)
 	cmd := exec.Command(sup, args...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer

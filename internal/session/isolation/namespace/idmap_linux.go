@@ -52,17 +52,26 @@ func idmapTrees(write []string, home string) []stage.IDMapTree {
 	for _, w := range write {
 		trees = append(trees, stage.IDMapTree{Path: w})
 	}
-	if home != "" && filepath.IsAbs(home) {
-		home = filepath.Clean(home)
-		if r, err := filepath.EvalSymlinks(home); err == nil {
-			home = r
-		}
-		if fi, err := os.Stat(home); err == nil && fi.IsDir() && home != "/" && !stage.UnderAny(home, write) && unsearchable(home, nil) == "" {
-			trees = append(trees, stage.IDMapTree{Path: home, RO: true})
-		}
+	if home = homeDir(home); home != "" && !stage.UnderAny(home, write) && unsearchable(home, nil) == "" {
+		trees = append(trees, stage.IDMapTree{Path: home, RO: true})
 	}
 	sort.SliceStable(trees, func(i, j int) bool { return len(trees[i].Path) < len(trees[j].Path) })
 	return trees
+}
+
+// homeDir is HOME resolved, "" unless it is an existing dir other than /.
+func homeDir(home string) string {
+	if home == "" || !filepath.IsAbs(home) {
+		return ""
+	}
+	home = filepath.Clean(home)
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		home = r
+	}
+	if fi, err := os.Stat(home); err != nil || !fi.IsDir() || home == "/" {
+		return ""
+	}
+	return home
 }
 
 // unsearchable returns the first dir on the way to path that the peer

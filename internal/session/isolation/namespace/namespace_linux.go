@@ -48,6 +48,12 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		pol.Write = append([]string{req.Peer.Cwd}, pol.Write...)
 	}
 	private := b.privateUserNS(req.Confine)
+	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && stage.Under(home, "/tmp") {
+		// HOME under /tmp (CI's) stays visible in the private /tmp,
+		// read-only (as root in a private user namespace it is an
+		// idmapped tree instead).
+		pol.Read = append(pol.Read, home)
+	}
 	var trees []stage.IDMapTree
 	var treesR, treesW *os.File
 	var err error
@@ -259,7 +265,10 @@ func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAt
 		// it resolves host paths, with its capabilities in the new
 		// namespace as ambient ones, then becomes root of the namespace
 		// (idmap_linux.go). The host's groups go now.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID}
+		// DAC_READ_SEARCH: once HOME is attached idmapped, its 0700 dirs
+		// are the namespace root's, not the host uid 0's, and the stage
+		// still resolves the cwd and --write paths below them.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_DAC_READ_SEARCH}
 	}
 	return attr
 }

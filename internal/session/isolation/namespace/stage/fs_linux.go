@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -29,10 +30,34 @@ type fsPlan struct {
 	become func() error
 }
 
+// covers are the host dirs the stage mounts anew (a private /tmp, a
+// minimal /dev): a path the peer must keep below one is held before and
+// shown again at its path inside the new mount.
+var covers = []string{"/tmp", "/dev"}
+
+// coveredBy returns the dir of covers that path is below, "" when none.
+func coveredBy(path string) string {
+	for _, c := range covers {
+		if Under(path, c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// held is a path kept for a covering mount: an idmapped tree (tree) or
+// a descriptor of the host's file to bind again (fd), read-only or not.
+type held struct {
+	path string
+	fd   int
+	tree bool
+	ro   bool
+}
+
 // apply runs after / was made private and before /proc is mounted. Each
 // writable path becomes a mount of its own first, so that the read-only
-// remount of every other mount passes it by; those under /tmp are held
-// by a descriptor and bound again into the private /tmp.
+// remount of every other mount passes it by; those under /tmp or /dev
+// are held by a descriptor and bound again into the new mount there.
 func (p fsPlan) apply() error {
 	if p.host {
 		for _, h := range p.hide {
@@ -42,22 +67,22 @@ func (p fsPlan) apply() error {
 		}
 		return p.becomeUser()
 	}
-	type held struct {
-		path string
-		fd   int
-	}
-	var writable []held
+	var kept []held
 	for _, t := range p.treeOrder {
-		if !Under(t, "/tmp") {
-			if err := attachTree(p.trees[t], t); err != nil {
-				return err
-			}
+		if coveredBy(t) != "" {
+			kept = append(kept, held{path: t, fd: p.trees[t], tree: true})
+			continue
+		}
+		if err := attachTree(p.trees[t], t); err != nil {
+			return err
 		}
 	}
 	nodes, err := openDevNodes()
 	defer func() {
-		for _, h := range writable {
-			unix.Close(h.fd)
+		for _, h := range kept {
+			if !h.tree {
+				unix.Close(h.fd)
+			}
 		}
 		for _, fd := range nodes {
 			unix.Close(fd)
@@ -73,25 +98,27 @@ func (p fsPlan) apply() error {
 		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind writable %s: %w", w, err)
 		}
+		if coveredBy(w) == "" {
+			continue
+		}
 		fd, err := unix.Open(w, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open writable %s: %w", w, err)
 		}
-		writable = append(writable, held{w, fd})
+		kept = append(kept, held{path: w, fd: fd})
 	}
-	var readable []held
-	defer func() {
-		for _, h := range readable {
-			unix.Close(h.fd)
-		}
-	}()
 	for _, r := range p.read {
+		if _, ok := p.trees[r]; ok || UnderAny(r, p.write) {
+			continue // already reachable (and writable, under a --write)
+		}
 		fd, err := unix.Open(r, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("open %s: %w", r, err)
 		}
-		readable = append(readable, held{r, fd})
+		kept = append(kept, held{path: r, fd: fd, ro: true})
 	}
+	// Parents first: a read-only HOME under /tmp, then the cwd in it.
+	sort.SliceStable(kept, func(i, j int) bool { return len(kept[i].path) < len(kept[j].path) })
 	mounts, err := mountPointsUnder("/")
 	if err != nil {
 		return err
@@ -113,38 +140,45 @@ func (p fsPlan) apply() error {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("private /tmp: %w", err)
 	}
-	for _, t := range p.treeOrder {
-		if Under(t, "/tmp") {
-			if err := attachTree(p.trees[t], t); err != nil {
-				return err
-			}
+	if err := showAgain(kept, "/tmp"); err != nil {
+		return err
+	}
+	if err := minimalDev(nodes); err != nil {
+		return err
+	}
+	if err := showAgain(kept, "/dev"); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("remount /dev read-only: %w", err)
+	}
+	for _, h := range p.hide {
+		if err := mask(h); err != nil {
+			return err
 		}
 	}
-	for _, h := range writable {
-		if !Under(h.path, "/tmp") {
+	return nil
+}
+
+// showAgain mounts the kept paths below cover at their paths, in order.
+func showAgain(kept []held, cover string) error {
+	for _, h := range kept {
+		if coveredBy(h.path) != cover {
+			continue
+		}
+		if h.tree {
+			if err := attachTree(h.fd, h.path); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := bindHeld(h.fd, h.path); err != nil {
 			return err
 		}
-	}
-	for _, h := range readable {
-		if UnderAny(h.path, p.write) {
-			continue // already reachable, and writable
-		}
-		if err := bindHeld(h.fd, h.path); err != nil {
-			return err
-		}
-		if err := remountReadOnly(h.path); err != nil {
-			return err
-		}
-	}
-	if err := minimalDev(nodes); err != nil {
-		return err
-	}
-	for _, h := range p.hide {
-		if err := mask(h); err != nil {
-			return err
+		if h.ro {
+			if err := remountReadOnly(h.path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -206,7 +240,8 @@ var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // minimalDev replaces /dev by a tmpfs with the usual character devices
 // (nodes: the host's, opened before the tmpfs covered them), a devpts of
 // its own (the host's terminals stay out of reach), /dev/shm and the fd
-// symlinks.
+// symlinks. The caller remounts it read-only once what it keeps below
+// /dev (a cwd in /dev/shm) is shown again.
 func minimalDev(nodes map[string]int) error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
@@ -239,7 +274,7 @@ func minimalDev(nodes map[string]int) error {
 			return err
 		}
 	}
-	return unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, "")
+	return nil
 }
 
 // openDevNodes holds the host's device nodes of devNodes.
