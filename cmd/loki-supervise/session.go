@@ -223,6 +223,7 @@ func runSession(c *cli.Context) error {
 	if err != nil {
 		return usage("session: %v", err)
 	}
+	policy.TTY = c.Bool("tty")
 	confinement, err := confinePolicy(c)
 	if err != nil {
 		return err

@@ -12,6 +12,13 @@ import (
 // and tools, and nothing that usually carries a secret.
 var Defaults = []string{"HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "TERM", "TZ", "USER"}
 
+// Terminal are the names that say which terminal the agent draws on
+// (colour depth, emulator, version), copied with Defaults when the agent
+// runs on a terminal (session -t): a TUI picks its colours and key
+// protocol from them (gemini warns "True color support not detected"
+// without COLORTERM). They carry no secret.
+var Terminal = []string{"COLORTERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "VTE_VERSION", "LC_TERMINAL", "LC_TERMINAL_VERSION", "TERMINAL_EMULATOR", "WT_SESSION"}
+
 // FallbackPath is used for PATH when the supervisor has none, so the init
 // can still resolve a bare command name.
 const FallbackPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -46,7 +53,10 @@ func ParseRule(arg string) (Rule, error) {
 // Policy is a parsed allowlist.
 type Policy struct {
 	NoDefaults bool // start from nothing instead of Defaults
-	Rules      []Rule
+	// TTY: the agent runs on a terminal; Terminal is copied with
+	// Defaults.
+	TTY   bool
+	Rules []Rule
 }
 
 // Parse builds a Policy from --env arguments.
@@ -68,7 +78,7 @@ func (p Policy) Build(supervisor []string) map[string]string {
 	host := toMap(supervisor)
 	out := map[string]string{}
 	if !p.NoDefaults {
-		for _, name := range Defaults {
+		for _, name := range p.defaults() {
 			if v, ok := host[name]; ok {
 				out[name] = v
 			}
@@ -88,6 +98,14 @@ func (p Policy) Build(supervisor []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// defaults are the names copied unless NoDefaults.
+func (p Policy) defaults() []string {
+	if p.TTY {
+		return append(append([]string{}, Defaults...), Terminal...)
+	}
+	return Defaults
 }
 
 // Names returns the sorted variable names of env, for messages that must

@@ -15,6 +15,7 @@ func TestBuild(t *testing.T) {
 		name       string
 		args       []string
 		noDefaults bool
+		tty        bool
 		host       []string
 		want       map[string]string
 	}{
@@ -55,6 +56,17 @@ func TestBuild(t *testing.T) {
 			want:       map[string]string{"HOME": "/home/a"},
 		},
 		{
+			name: "a terminal's identity only with a terminal",
+			host: []string{"PATH=/bin", "COLORTERM=truecolor", "TERM_PROGRAM=tmux"},
+			want: map[string]string{"PATH": "/bin"},
+		},
+		{
+			name: "a terminal's identity under -t",
+			tty:  true,
+			host: []string{"PATH=/bin", "COLORTERM=truecolor", "TERM_PROGRAM=tmux", "LOKI_SECRET=x"},
+			want: map[string]string{"PATH": "/bin", "COLORTERM": "truecolor", "TERM_PROGRAM": "tmux"},
+		},
+		{
 			name: "missing PATH gets the fallback",
 			host: []string{"HOME=/root"},
 			want: map[string]string{"HOME": "/root", "PATH": FallbackPath},
@@ -66,6 +78,7 @@ func TestBuild(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			p.TTY = tc.tty
 			got := p.Build(tc.host)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("Build(%v) = %v, want %v", tc.args, got, tc.want)

@@ -94,7 +94,7 @@ func (img Image) PeerEnv(p peerenv.Policy, host []string) map[string]string {
 		}
 	}
 	if !p.NoDefaults {
-		for k, v := range (peerenv.Policy{}).Build(host) {
+		for k, v := range (peerenv.Policy{TTY: p.TTY}).Build(host) {
 			if _, set := out[k]; !set && !hostOnly[k] {
 				out[k] = v
 			}
