@@ -9,10 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
-	"unicode"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // The commands in this file answer what a dashboard used to import from
@@ -115,7 +113,7 @@ func procCommand() *cli.Command {
 				"loki-supervise proc token PID [--json]", 1,
 				func(args []string) (any, bool) {
 					tok := ""
-					if pid, ok := pyInt(args[0]); ok && pid > 0 {
+					if pid, ok := pycompat.Int(args[0]); ok && pid > 0 {
 						tok, _ = procid.BirthToken(pid)
 					}
 					return tok, tok != ""
@@ -124,7 +122,7 @@ func procCommand() *cli.Command {
 				"is PID live, not a zombie, signalable by us, with birth token TOKEN? (process_identity_matches)",
 				"loki-supervise proc matches PID TOKEN [--json]", 2,
 				func(args []string) (any, bool) {
-					pid, ok := pyInt(args[0])
+					pid, ok := pycompat.Int(args[0])
 					match := ok && procid.TokenMatches(pid, args[1])
 					return match, match
 				}),
@@ -133,7 +131,7 @@ func procCommand() *cli.Command {
 				"loki-supervise proc state PID [--json]", 1,
 				func(args []string) (any, bool) {
 					letter := ""
-					if pid, ok := pyInt(args[0]); ok {
+					if pid, ok := pycompat.Int(args[0]); ok {
 						letter = procid.StateLetter(pid)
 					}
 					return letter, letter != ""
@@ -337,22 +335,4 @@ func printAnswer(c *cli.Context, v any, asJSON, truthy bool) error {
 		return exitcode.Failed(nil)
 	}
 	return nil
-}
-
-// pyInt parses a pid as Python's int(str) does: surrounding blanks, an
-// optional sign, decimal digits with single underscores between them. A
-// value out of range is no pid.
-func pyInt(s string) (int, bool) {
-	s = strings.TrimFunc(s, func(r rune) bool {
-		return r < 0x80 && strings.ContainsRune(" \t\n\v\f\r", r) || r >= 0x80 && unicode.IsSpace(r)
-	})
-	body := strings.TrimLeft(s, "+-")
-	if len(s)-len(body) > 1 || body == "" || body[0] == '_' || body[len(body)-1] == '_' || strings.Contains(body, "__") {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 0)
-	if err != nil {
-		return 0, false
-	}
-	return int(n), true
 }

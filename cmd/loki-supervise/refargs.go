@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // This file parses the reference supervisor's command line
@@ -134,7 +136,7 @@ func parseRefArgs(args []string) (refArgs, error) {
 			return refArgs{}, errRefHelp
 		case c.opt.flag:
 			if c.explicit != nil {
-				return refArgs{}, usageErr("argument %s: ignored explicit argument %s", c.opt.name, pyRepr(*c.explicit))
+				return refArgs{}, usageErr("argument %s: ignored explicit argument %s", c.opt.name, pycompat.Repr(*c.explicit))
 			}
 			out.parallel = true
 			i++
@@ -181,7 +183,7 @@ func helpExplicit(c classified) error {
 			return nil
 		}
 	}
-	return usageErr("argument -h/--help: ignored explicit argument %s", pyRepr(rest))
+	return usageErr("argument -h/--help: ignored explicit argument %s", pycompat.Repr(rest))
 }
 
 // classifyAll classifies every argument first, as argparse does, so an
@@ -296,41 +298,4 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// pyRepr quotes s as Python's repr of a str does, for argparse's messages.
-func pyRepr(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteByte(q)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r == unicode.ReplacementChar || unicode.IsPrint(r):
-			b.WriteRune(r)
-		case r <= 0xff:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			fmt.Fprintf(&b, `\U%08x`, r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
 }

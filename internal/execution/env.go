@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // Tuning knobs read from the supervisor's environment.
@@ -34,7 +35,7 @@ func positiveSeconds(name string, def time.Duration) time.Duration {
 	if !ok {
 		return def
 	}
-	f, ok := pyFloat(raw)
+	f, ok := pycompat.Float(raw)
 	if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 1e9 {
 		return def
 	}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // The environment variables that describe the boundary.
@@ -47,7 +49,7 @@ func Environ(key string) (string, bool) { return os.LookupEnv(key) }
 // in any case, surrounding blanks ignored.
 func Enabled(lookup Lookup, name string) bool {
 	v, _ := lookup(name)
-	switch strings.ToLower(TrimSpace(v)) {
+	switch strings.ToLower(pycompat.Strip(v)) {
 	case "1", "true", "yes", "on":
 		return true
 	}
@@ -217,7 +219,7 @@ func existingResolved(paths []string, present func(string) bool) ([]string, erro
 
 // requiredPath validates one configured path and returns it resolved.
 func requiredPath(name, raw string, directory bool, lookup Lookup) (string, error) {
-	value := pyStrip(raw)
+	value := pycompat.Strip(raw)
 	if value == "" || strings.ContainsAny(value, "\n\r\t") {
 		return "", invalid(name, "%q is not a usable path (it is empty or contains a newline, carriage return or tab)", raw)
 	}
@@ -279,11 +281,11 @@ func requiredPathList(name string, directories bool, lookup Lookup) ([]string, e
 // (a sepName-separated list of what is wanted) and refusing an empty entry.
 func listEntries(name string, lookup Lookup, sep, sepName, of string) ([]string, error) {
 	raw, _ := lookup(name)
-	if pyStrip(raw) == "" {
+	if pycompat.Strip(raw) == "" {
 		return nil, invalid(name, "is not set; it must be a %s-separated list of %s", sepName, of)
 	}
 	values := strings.Split(raw, sep)
-	if slices.ContainsFunc(values, func(v string) bool { return pyStrip(v) == "" }) {
+	if slices.ContainsFunc(values, func(v string) bool { return pycompat.Strip(v) == "" }) {
 		return nil, invalid(name, "has an empty entry (look for a doubled, leading or trailing '%s')", sep)
 	}
 	return values, nil
@@ -298,9 +300,9 @@ func reservedPorts(lookup Lookup) ([]int, error) {
 	}
 	var ports []int
 	for _, v := range values {
-		port, ok := parsePort(pyStrip(v))
+		port, ok := parsePort(pycompat.Strip(v))
 		if !ok {
-			return nil, invalid(EnvReservedPorts, "%q is not a port (ports are whole numbers from 1 to 65535)", pyStrip(v))
+			return nil, invalid(EnvReservedPorts, "%q is not a port (ports are whole numbers from 1 to 65535)", pycompat.Strip(v))
 		}
 		ports = append(ports, port)
 	}

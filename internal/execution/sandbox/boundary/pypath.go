@@ -10,31 +10,11 @@ import (
 
 // This file reproduces the few pathlib behaviours the boundary rules rest
 // on. They are written out rather than approximated with filepath helpers
-// because the differences (".." after a file, "~user", which characters
-// count as whitespace) change which configurations are accepted.
+// because the differences (".." after a file, "~user") change which
+// configurations are accepted. Whitespace is Python's (pycompat.Strip).
 
 // errSymlinkLoop is what a strict resolve reports for a cycle of links.
 var errSymlinkLoop = errors.New("symlink loop")
-
-// isPySpace is Python's str.isspace for one rune; it includes the ASCII
-// separators U+001C..U+001F that unicode.IsSpace leaves out.
-func isPySpace(r rune) bool {
-	switch {
-	case r >= 0x09 && r <= 0x0d, r >= 0x1c && r <= 0x20:
-		return true
-	case r == 0x85, r == 0xa0, r == 0x1680, r >= 0x2000 && r <= 0x200a:
-		return true
-	case r == 0x2028, r == 0x2029, r == 0x202f, r == 0x205f, r == 0x3000:
-		return true
-	}
-	return false
-}
-
-// TrimSpace is Python's str.strip() with no argument, which the reference
-// applies to every setting it reads.
-func TrimSpace(s string) string { return strings.TrimFunc(s, isPySpace) }
-
-func pyStrip(s string) string { return TrimSpace(s) }
 
 // expandUser is pathlib's Path.expanduser: a leading "~" or "~name"
 // component becomes that user's home directory; anything else is returned

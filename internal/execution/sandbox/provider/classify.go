@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // Classifications, as the reference names them (a dashboard reads them).
@@ -104,7 +104,7 @@ func readinessPassed(provider string, o outcome) bool {
 		return false
 	}
 	answer, _ := obj["result"].(string)
-	answer = strings.TrimRight(boundary.TrimSpace(answer), ".")
+	answer = strings.TrimRight(pycompat.Strip(answer), ".")
 	return obj["is_error"] == false && answer == "OK"
 }
 

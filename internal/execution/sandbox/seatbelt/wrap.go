@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/pycompat"
 	"github.com/loki-sh/loki/internal/safefile"
 )
 
@@ -92,7 +93,7 @@ func (h host) wrap(executionDir string, args []string, workspace, runSh, spec st
 		return nil, nil, err
 	}
 	raw, _ := h.lookup(EnvProbeSHA256)
-	probe := boundary.TrimSpace(raw)
+	probe := pycompat.Strip(raw)
 	if !probeDigest().MatchString(probe) {
 		return nil, nil, ErrProbeDigest
 	}
