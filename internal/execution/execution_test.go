@@ -248,6 +248,9 @@ func TestDescribeSupervisorLiveness(t *testing.T) {
 		{"pid gone", state.State{"state": "running", "supervisor_pid": dead, "supervisor_birth_token": tok}, false, "running (supervisor lost)"},
 		{"ps token mismatch", state.State{"state": "running", "supervisor_pid": self, "supervisor_birth_token": "ps:never"}, false, "running (supervisor lost)"},
 		{"no supervisor yet", state.State{}, false, "starting (supervisor lost)"},
+		// Before the fix: "queued (supervisor lost)" with no supervisor ever.
+		{"queued by the dashboard", state.State{"state": "queued", "execution_id": "x"}, false, "queued"},
+		{"queued, supervisor died", state.State{"state": "queued", "supervisor_pid": dead, "supervisor_birth_token": tok}, false, "queued (supervisor lost)"},
 		{"exited", state.State{"state": "exited", "termination_reason": "crashed"}, false, "exited (crashed)"},
 	}
 	for _, tc := range tests {

@@ -7,6 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	sandboxlandlock "github.com/loki-sh/loki/internal/execution/sandbox/landlock"
+	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
+	"github.com/loki-sh/loki/internal/execution/state"
 )
 
 // Kind is what a path argument must name.
@@ -51,4 +56,26 @@ func ResolvePath(name, raw string, kind Kind) (string, error) {
 		return "", fmt.Errorf("%s: %w: %s is not a regular file", name, ErrBadPath, raw)
 	}
 	return real, nil
+}
+
+// checkRecordOutside refuses a record store the runner could write: one
+// beneath the workspace or the loki dir (LOKI_DATA_DIR inside them, or
+// empty, which is the current directory), or, when a sandbox is armed,
+// beneath a runtime write path. A runner that can edit its own state.json
+// can rewrite how it ended.
+func checkRecordOutside(root string, writable ...string) error {
+	if sandboxlandlock.Armed() || seatbelt.Armed() {
+		// An invalid boundary is refused later by the confiner itself,
+		// with its own message.
+		if b, err := boundary.WritePaths(boundary.Environ); err == nil {
+			writable = append(writable, b...)
+		}
+	}
+	for _, w := range writable {
+		if w != "" && boundary.Within(root, w) {
+			return fmt.Errorf("%w: %s: the records (%s) would lie inside %s, which the runner can write: set %s to a directory outside it",
+				ErrRecordWritable, state.EnvDataDir, root, w, state.EnvDataDir)
+		}
+	}
+	return nil
 }

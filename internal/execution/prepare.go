@@ -31,6 +31,9 @@ func PrepareBuild(o BuildOptions) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	if err := checkRecordOutside(store.Root(), s.Workspace, s.LokiDir); err != nil {
+		return Spec{}, err
+	}
 	s.Store = store
 	content, err := readSpec(s.SpecFile)
 	if err != nil {
@@ -149,6 +152,9 @@ func PrepareRun(o RunOptions) (Spec, error) {
 	}
 	store, err := state.DefaultStore()
 	if err != nil {
+		return Spec{}, err
+	}
+	if err := checkRecordOutside(store.Root(), s.Workspace, s.LokiDir); err != nil {
 		return Spec{}, err
 	}
 	if _, err := store.Read(id); err == nil {

@@ -42,6 +42,18 @@ func runnerAlive(st state.State) bool {
 	return id.Matches()
 }
 
+// StateQueued is the state a dashboard records before it starts the
+// supervisor (docs/dashboard.md); loki itself never writes it.
+const StateQueued = "queued"
+
+// supervisorRecorded reports whether any supervisor ever wrote its
+// identity into st.
+func supervisorRecorded(st state.State) bool {
+	_, pid := st[state.FieldSupervisorPID]
+	_, tok := st[state.FieldSupervisorBirthToken]
+	return pid || tok
+}
+
 // View is a record as a reader shows it: the stored fields plus derived
 // ones that are never written back.
 type View struct {
@@ -62,6 +74,10 @@ func Describe(st state.State) View {
 		if r := st.Str(state.FieldTerminationReason); r != "" {
 			v.Display += " (" + r + ")"
 		}
+	case s == StateQueued && !supervisorRecorded(st):
+		// The dashboard writes "queued" before it starts a supervisor:
+		// there is none yet to have lost.
+		v.Display = s
 	case !v.SupervisorAlive && s == state.StateRunning && !runnerAlive(st):
 		// Terminal: the supervisor is proven dead and its runner died
 		// with it (parent death signal). `stop` reclaims any leftovers

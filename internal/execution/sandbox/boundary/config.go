@@ -256,6 +256,13 @@ func resolveFailure(err error) string {
 	return "cannot be resolved"
 }
 
+// WritePaths is LOKI_HOST_RUNTIME_WRITE_PATHS alone, validated and
+// resolved as Load does: what a caller that is not making a profile (the
+// record's placement) needs to know of the writable roots.
+func WritePaths(lookup Lookup) ([]string, error) {
+	return requiredPathList(EnvRuntimeWritePaths, true, lookup)
+}
+
 // requiredPathList validates a colon-separated list. Entries are resolved
 // before de-duplication, so "/bin:/usr/bin" is one entry where /bin is a
 // link to /usr/bin; the first occurrence keeps its place.
