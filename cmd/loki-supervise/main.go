@@ -41,6 +41,10 @@ func groups() []group {
 			doctorCommand(),
 			versionCommand(),
 		}},
+		{"Installation", []*cli.Command{
+			completionCommand(),
+			manCommand(),
+		}},
 		{"Dashboard compatibility (docs/dashboard.md)", []*cli.Command{
 			buildCommand(),
 			identityCommand(),
