@@ -14,7 +14,7 @@ GOFLAGS_B   := -trimpath -buildvcs=false -ldflags='-s -w $(STAMP)'
 PKGS      := ./...
 FUZZTIME  ?= 10s
 
-.PHONY: all build static test unit fuzz bench soak vet fmt cross clean
+.PHONY: all build static test unit fuzz bench soak vet fmt cross clean release
 
 all: build
 
@@ -28,6 +28,14 @@ static: build
 		echo "loki-init is dynamically linked" >&2; exit 1; fi
 	@file $(BIN)/loki-init 2>/dev/null || true
 	@echo "loki-init: static, $$(stat -c %s $(BIN)/loki-init) bytes"
+
+# release: per-platform tarballs of the static binaries with their manual
+# pages and completions, and SHA256SUMS, in $(RELEASE_DIR); reproducible
+# (release/build.sh says how). RELEASE_PLATFORMS=linux/amd64 for one.
+RELEASE_DIR       ?= dist
+RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+release:
+	VERSION='$(VERSION)' STAMP='$(STAMP)' ./release/build.sh $(RELEASE_DIR) $(RELEASE_PLATFORMS)
 
 vet:
 	@test -z "$$(gofmt -l cmd internal bench test 2>/dev/null)" || { gofmt -l cmd internal bench test; echo "gofmt needed" >&2; exit 1; }

@@ -80,8 +80,8 @@ The release tarball holds both, already generated.`,
 				Synopsis:    []string{"loki-supervise COMMAND [flags] [-- CMD [ARGS...]]", "loki-supervise --version [--json]"},
 				Description: appDescription,
 				Sections: []clidoc.Section{
-					{"Exit status", "The session's own: the peer's code; 124 when the lease expired; 125 refused or failed; 127 when the backend or runner could not be started; 2 for a usage error. Each command's section says more."},
-					{"See also", "loki-init(8). The documentation in the repository's docs/ folder: session.md, confinement.md, executions.md, dashboard.md."},
+					{Title: "Exit status", Text: "The session's own: the peer's code; 124 when the lease expired; 125 refused or failed; 127 when the backend or runner could not be started; 2 for a usage error. Each command's section says more."},
+					{Title: "See also", Text: "loki-init(8). The documentation in the repository's docs/ folder: session.md, confinement.md, executions.md, dashboard.md."},
 				},
 			}, gs)
 		},
@@ -107,6 +107,6 @@ func initPage(c *cli.Context, bin, ver string) error {
 		Summary:     "the trusted PID 1 of an agent's private PID namespace or container",
 		Synopsis:    synopsis,
 		Description: desc,
-		Sections:    []clidoc.Section{{"Options", flags}, {"See also", "loki-supervise(1)"}},
+		Sections:    []clidoc.Section{{Title: "Options", Text: flags}, {Title: "See also", Text: "loki-supervise(1)"}},
 	}, nil)
 }
