@@ -2,12 +2,12 @@ package execution
 
 import (
 	"context"
-	"errors"
 	"os"
 	"syscall"
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // Deadline reasons recorded in deadline_reason.
@@ -84,7 +84,7 @@ func (l *stopLoop) run(ctx context.Context, sigs <-chan os.Signal) error {
 func (l *stopLoop) tick() {
 	if l.lineageErr == "" {
 		if err := l.r.Refresh(); err != nil {
-			l.lineageErr = "Runner lineage tracking failed: " + errorClass(err)
+			l.lineageErr = "Runner lineage tracking failed: " + pycompat.ErrorClass(err, "RuntimeError")
 			l.record(map[string]any{state.FieldStopError: l.lineageErr})
 		}
 	}
@@ -135,25 +135,4 @@ func (l *stopLoop) checkDeadlines() {
 		return
 	}
 	l.record(map[string]any{state.FieldDeadlineReason: l.deadline, state.FieldDeadlineAt: utcNow()})
-}
-
-// errorClass names an error by kind only (never its text, which could
-// carry paths or data), like the reference's type(exc).__name__.
-func errorClass(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		switch errno {
-		case syscall.EPERM, syscall.EACCES:
-			return "PermissionError"
-		case syscall.ESRCH:
-			return "ProcessLookupError"
-		case syscall.ENOENT:
-			return "FileNotFoundError"
-		}
-		return "OSError"
-	}
-	if errors.Is(err, os.ErrPermission) {
-		return "PermissionError"
-	}
-	return "RuntimeError"
 }

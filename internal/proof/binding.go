@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/loki-sh/loki/internal/canonjson"
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // SnapshotName is the receipt's file name, in the proofs directory and in
@@ -106,7 +107,7 @@ func Snapshot(executionDir, executionID, lokiDir, runID string) Binding {
 	b.DocumentSHA256 = hex.EncodeToString(sum[:])
 	dst := filepath.Join(executionDir, SnapshotName)
 	if err := writeSnapshot(dst, raw); err != nil {
-		b.SnapshotError = pythonClass(err) + ": snapshot write failed"
+		b.SnapshotError = pycompat.ErrorClass(err, "OSError") + ": snapshot write failed"
 	} else {
 		b.ProofPath, b.Snapshotted = dst, true
 	}

@@ -1,13 +1,10 @@
 package proof
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/loki-sh/loki/internal/safefile"
 )
@@ -66,25 +63,6 @@ func realDirs(base string, parts ...string) error {
 		}
 	}
 	return nil
-}
-
-// pythonClass names an OS error the way the reference's snapshot_error
-// does (the Python exception class), without the path or message.
-func pythonClass(err error) string {
-	var errno syscall.Errno
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "FileNotFoundError"
-	case errors.Is(err, fs.ErrPermission):
-		return "PermissionError"
-	case errors.Is(err, fs.ErrExist):
-		return "FileExistsError"
-	case errors.As(err, &errno) && errno == syscall.EISDIR:
-		return "IsADirectoryError"
-	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
-		return "NotADirectoryError"
-	}
-	return "OSError"
 }
 
 // writeSnapshot atomically replaces path with data at mode 0400: a

@@ -5,6 +5,8 @@ package procid
 import (
 	"errors"
 	"syscall"
+
+	"github.com/loki-sh/loki/internal/pycompat"
 )
 
 // ErrGroupRefused is the fail-closed refusal: the recorded runner group can
@@ -17,23 +19,11 @@ var ErrGroupRefused = errors.New("Runner group identity changed or is imprecise;
 // ("Runner group signal failed: PermissionError").
 type SignalError struct{ Errno syscall.Errno }
 
-func (e *SignalError) Error() string { return "Runner group signal failed: " + errnoClass(e.Errno) }
+func (e *SignalError) Error() string {
+	return "Runner group signal failed: " + pycompat.ErrnoClass(e.Errno)
+}
 
 func (e *SignalError) Unwrap() error { return e.Errno }
-
-// errnoClass names an errno the way Python names the OSError subclass it
-// raises, so records written by either supervisor read the same.
-func errnoClass(e syscall.Errno) string {
-	switch e {
-	case syscall.EPERM, syscall.EACCES:
-		return "PermissionError"
-	case syscall.ESRCH:
-		return "ProcessLookupError"
-	case syscall.EINTR:
-		return "InterruptedError"
-	}
-	return "OSError"
-}
 
 // Group is a runner recorded at spawn as the leader of its own session and
 // process group (pid == pgid == sid), with its birth token.

@@ -108,6 +108,8 @@ func TestSignalErrorText(t *testing.T) {
 	for errno, want := range map[syscall.Errno]string{
 		syscall.EPERM:  "Runner group signal failed: PermissionError",
 		syscall.EINVAL: "Runner group signal failed: OSError",
+		syscall.ENOENT: "Runner group signal failed: FileNotFoundError",
+		syscall.EINTR:  "Runner group signal failed: InterruptedError",
 	} {
 		if got := (&SignalError{Errno: errno}).Error(); got != want {
 			t.Errorf("%v: %q, want %q", errno, got, want)
