@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/proc/procid"
+	"github.com/loki-sh/loki/internal/proof/treedigest"
 	"github.com/loki-sh/loki/internal/safefile"
 )
 
@@ -269,7 +271,7 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 		desc = r.Reconcile(sv.timing.DescendantGrace)
 	}
 	id := sv.spec.ID.String()
-	runID, tree := "", ""
+	runID, tree, treeErr := "", "", ""
 	var proof Proof
 	if desc.Detected || desc.Error != "" {
 		proof = sv.deps.Proofs.Empty(id, "proof not captured because runner descendants survived direct exit")
@@ -286,8 +288,12 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 			ExecutionDir: sv.spec.Store.Dir(sv.spec.ID), ExecutionID: id, LokiDir: sv.spec.LokiDir, RunID: runID,
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		tree, _ = sv.deps.Digester.TreeDigest(ctx, sv.spec.Workspace)
+		var err error
+		tree, err = sv.deps.Digester.TreeDigest(ctx, sv.spec.Workspace)
 		cancel()
+		if err != nil {
+			tree, treeErr = "", digestFailure(err)
+		}
 		proof.Bind(runID, tree)
 	}
 	reason := terminationReason(desc, loop.stopSent, rc, proof)
@@ -301,6 +307,9 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 		state.FieldFinalTreeSHA256:   tree,
 		state.FieldDescendants:       desc,
 		state.FieldProof:             proof,
+	}
+	if treeErr != "" {
+		fields[state.FieldFinalTreeError] = treeErr
 	}
 	if rc >= 0 {
 		fields[state.FieldExitCode] = rc
@@ -331,4 +340,18 @@ func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof) 
 		return "verification_failed"
 	}
 	return "crashed"
+}
+
+// digestFailure is final_tree_error: why the workspace has no digest, in
+// words of loki's own (never git's stderr or a path the runner chose).
+func digestFailure(err error) string {
+	switch {
+	case errors.Is(err, treedigest.ErrTooLarge):
+		return fmt.Sprintf("work tree over the digest bound (%d GiB of file content): not bound", treedigest.DefaultMaxBytes>>30)
+	case errors.Is(err, context.DeadlineExceeded):
+		return "tree digest timed out: not bound"
+	case errors.Is(err, treedigest.ErrGit):
+		return "git failed on the work tree: not bound"
+	}
+	return "tree digest failed: not bound"
 }

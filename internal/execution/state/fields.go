@@ -42,6 +42,10 @@ const (
 	// ReasonSupervisorLost is the termination_reason of a run whose
 	// supervisor died and whose leftovers a later command reclaimed.
 	ReasonSupervisorLost = "supervisor_lost"
+	// FieldFinalTreeError says why final_tree_sha256 is empty when the
+	// workspace was a git work tree that could not be digested (e.g. over
+	// the digest's size bound); absent otherwise.
+	FieldFinalTreeError = "final_tree_error"
 )
 
 // Values of FieldState.

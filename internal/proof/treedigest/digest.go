@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/loki-sh/loki/internal/canonjson"
@@ -25,6 +26,13 @@ const MaxSubmoduleDepth = 16
 // DefaultGitTimeout bounds each git invocation.
 const DefaultGitTimeout = 60 * time.Second
 
+// DefaultMaxBytes bounds the file content one digest reads (submodules
+// included): a runner can make a file of any apparent size for free
+// (`truncate -s 1T`), and every byte of a content hash must be read, holes
+// too. At the bound the digest fails with ErrTooLarge; it never describes
+// less than the tree.
+const DefaultMaxBytes = 16 << 30
+
 // Options tunes a digest; the zero value is ready to use. None of the
 // options changes the result.
 type Options struct {
@@ -33,6 +41,10 @@ type Options struct {
 	Workers int
 	// GitTimeout bounds each git call; 0 means DefaultGitTimeout.
 	GitTimeout time.Duration
+	// MaxBytes bounds the file content read; 0 means DefaultMaxBytes, a
+	// negative value no bound. It changes no digest: over it there is
+	// none (ErrTooLarge).
+	MaxBytes int64
 }
 
 // Digest returns the manifest-v3 digest of root with default options: ""
@@ -49,16 +61,16 @@ func Manifest(ctx context.Context, root string) ([]byte, error) {
 
 // Digest is the package-level Digest with these options.
 func (o *Options) Digest(ctx context.Context, root string) (string, error) {
-	return o.digest(ctx, root, 0)
+	return o.digest(ctx, root, 0, o.budget())
 }
 
 // Manifest is the package-level Manifest with these options.
 func (o *Options) Manifest(ctx context.Context, root string) ([]byte, error) {
-	return o.manifest(ctx, root, 0)
+	return o.manifest(ctx, root, 0, o.budget())
 }
 
-func (o *Options) digest(ctx context.Context, root string, depth int) (string, error) {
-	m, err := o.manifest(ctx, root, depth)
+func (o *Options) digest(ctx context.Context, root string, depth int, b *budget) (string, error) {
+	m, err := o.manifest(ctx, root, depth, b)
 	if err == ErrNotWorkTree {
 		return "", nil
 	}
@@ -83,7 +95,7 @@ func (o *Options) workers() int {
 	return max(4, 2*runtime.GOMAXPROCS(0))
 }
 
-func (o *Options) manifest(ctx context.Context, root string, depth int) ([]byte, error) {
+func (o *Options) manifest(ctx context.Context, root string, depth int, b *budget) ([]byte, error) {
 	if depth > MaxSubmoduleDepth {
 		return nil, fmt.Errorf("%w: %s", ErrTooDeep, root)
 	}
@@ -95,7 +107,7 @@ func (o *Options) manifest(ctx context.Context, root string, depth int) ([]byte,
 	if !top {
 		return nil, ErrNotWorkTree
 	}
-	t, paths, err := o.scan(ctx, root, depth)
+	t, paths, err := o.scan(ctx, root, depth, b)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +124,12 @@ func (o *Options) manifest(ctx context.Context, root string, depth int) ([]byte,
 }
 
 // scan reads the index and walks the disk, returning the sorted path set.
-func (o *Options) scan(ctx context.Context, root string, depth int) (*tree, []string, error) {
+func (o *Options) scan(ctx context.Context, root string, depth int, b *budget) (*tree, []string, error) {
 	idx, err := o.git().index(ctx, root)
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &tree{d: o, root: root, depth: depth, index: idx, gitlinks: map[string]bool{}, parents: map[string]string{}}
+	t := &tree{d: o, root: root, depth: depth, budget: b, index: idx, gitlinks: map[string]bool{}, parents: map[string]string{}}
 	for p, es := range idx {
 		for _, e := range es {
 			if e.mode == gitlinkMode {
@@ -201,6 +213,34 @@ feed:
 		return nil, err
 	}
 	return entries, nil
+}
+
+// budget is what is left of MaxBytes for one digest and its submodules;
+// nil means no bound.
+type budget struct {
+	max  int64
+	left atomic.Int64
+}
+
+func (o *Options) budget() *budget {
+	m := o.MaxBytes
+	if m == 0 {
+		m = DefaultMaxBytes
+	}
+	if m < 0 {
+		return nil
+	}
+	b := &budget{max: m}
+	b.left.Store(m)
+	return b
+}
+
+// take spends n bytes, or reports ErrTooLarge once the bound is crossed.
+func (b *budget) take(n int64) error {
+	if b == nil || n <= 0 || b.left.Add(-n) >= 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: more than %d bytes of file content (the bound)", ErrTooLarge, b.max)
 }
 
 // SumHex is the digest of a manifest returned by Manifest.

@@ -454,3 +454,40 @@ func TestParseStage(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeBound: `truncate -s 1T big` costs the runner nothing; the digest
+// must end at once with ErrTooLarge, never read the holes (before: a 1 TiB
+// sparse file was hashed until the caller's timeout). A tree exactly at
+// the bound still has its digest, one byte over has none.
+func TestSizeBound(t *testing.T) {
+	root := newRepo(t)
+	write(t, root, "a", "12345", 0o644)
+	f, err := os.Create(filepath.Join(root, "big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(1 << 40)
+	f.Close()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = Digest(ctx, root)
+	if !errors.Is(err, ErrTooLarge) || time.Since(start) > 5*time.Second {
+		t.Fatalf("1 TiB sparse file: %v after %v, want ErrTooLarge at once", err, time.Since(start))
+	}
+	os.Remove(filepath.Join(root, "big"))
+	write(t, root, "sub/b", "678", 0o644)
+	want := manifestSum(fileJSON("a", "12345", false), fileJSON("sub/b", "678", false))
+	for _, tc := range []struct {
+		max     int64
+		tooMuch bool
+	}{{8, false}, {7, true}, {-1, false}} {
+		got, err := (&Options{MaxBytes: tc.max}).Digest(context.Background(), root)
+		switch {
+		case tc.tooMuch && !errors.Is(err, ErrTooLarge):
+			t.Errorf("MaxBytes %d: %q, %v; want ErrTooLarge", tc.max, got, err)
+		case !tc.tooMuch && (err != nil || got != want):
+			t.Errorf("MaxBytes %d: %q, %v; want %s", tc.max, got, err, want)
+		}
+	}
+}

@@ -38,6 +38,7 @@ type tree struct {
 	d          *Options
 	root       string
 	depth      int
+	budget     *budget
 	index      map[string][]indexEntry
 	gitlinks   map[string]bool
 	unreadable map[string]bool
@@ -121,8 +122,16 @@ func (t *tree) fileEntry(ctx context.Context, rel, full string, buf []byte) (map
 	if !fi.Mode().IsRegular() {
 		return map[string]any{"path": rel, "kind": kindOther, "executable": isExecutable(fi.Mode()), "size": fi.Size()}, nil
 	}
+	// The size is spent before a byte is read, so a huge (sparse) file
+	// ends the digest at once; growth while it is read is spent too.
+	if err := t.budget.take(fi.Size()); err != nil {
+		return nil, err
+	}
 	h := sha256.New()
-	n, err := copyCtx(ctx, h, f, buf)
+	n, err := copyCtx(ctx, h, f, buf, t.budget, fi.Size())
+	if errors.Is(err, ErrTooLarge) {
+		return nil, err
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -132,7 +141,9 @@ func (t *tree) fileEntry(ctx context.Context, rel, full string, buf []byte) (map
 	return contentEntry(rel, kindFile, fi.Mode(), n, hex.EncodeToString(h.Sum(nil))), nil
 }
 
-func copyCtx(ctx context.Context, w io.Writer, r io.Reader, buf []byte) (int64, error) {
+// copyCtx streams r into w through buf; bytes read beyond spent (what
+// was taken from b already) are taken as they come.
+func copyCtx(ctx context.Context, w io.Writer, r io.Reader, buf []byte, b *budget, spent int64) (int64, error) {
 	var n int64
 	for {
 		if ctx.Err() != nil {
@@ -142,6 +153,12 @@ func copyCtx(ctx context.Context, w io.Writer, r io.Reader, buf []byte) (int64, 
 		if k > 0 {
 			w.Write(buf[:k]) // hash.Hash never fails
 			n += int64(k)
+			if n > spent {
+				if err := b.take(n - spent); err != nil {
+					return n, err
+				}
+				spent = n
+			}
 		}
 		if err == io.EOF {
 			return n, nil
@@ -218,7 +235,7 @@ func (t *tree) gitlinkEntry(ctx context.Context, rel string) (map[string]any, er
 	if e["head_oid"], err = g.headOID(ctx, sub); err != nil {
 		return nil, err
 	}
-	if e["worktree_sha256"], err = t.d.digest(ctx, sub, t.depth+1); err != nil {
+	if e["worktree_sha256"], err = t.d.digest(ctx, sub, t.depth+1, t.budget); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -4,6 +4,7 @@ package hostile
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,4 +57,30 @@ func peakRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// TestSparseFileInWorkTree: `truncate -s 1T big` in a git workspace costs
+// the runner nothing. The run must end at once, with no digest and a
+// final_tree_error saying why (before: 35 s for the digest to read the
+// holes, and about 68 GiB of them reached the 5-minute digest cap).
+func TestSparseFileInWorkTree(t *testing.T) {
+	requireLandlock(t)
+	b := newBox(t)
+	if out, err := exec.Command("git", "-C", b.ws, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	start := time.Now()
+	r := b.start(true, "truncate -s 1T big")
+	code, ok := r.exit(wait)
+	if !ok {
+		t.Fatalf("still running after %v", wait)
+	}
+	rec := r.record()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the run took %v", took)
+	}
+	treeErr, _ := rec["final_tree_error"].(string)
+	if code != 0 || rec["final_tree_sha256"] != "" || !strings.Contains(treeErr, "digest bound") {
+		t.Errorf("exit %d, final_tree_sha256 %q, final_tree_error %q", code, rec["final_tree_sha256"], treeErr)
+	}
 }
