@@ -11,9 +11,16 @@
 //     trailing-dot-insensitively, and its port must be the rule's (443
 //     and 80 when the rule names none);
 //   - anything else is answered 403 with one line naming the
-//     destination and the flag, and the first refusal of each
-//     destination is reported to the supervisor's notes; no connection
-//     to it is made;
+//     destination and the flag, and the first refusal of each of the
+//     first few destinations is reported to the supervisor's notes (the
+//     rest are counted in one line at Close); no connection to it is
+//     made;
+//   - what the peer can make the proxy hold is bounded, since it runs in
+//     the supervisor, outside every limit of the session: a request
+//     header of 64 KiB (431 beyond), 256 client connections open at once
+//     (503 beyond, nothing read), 10 s to send a request, and a tunnel
+//     or forwarded request ends after 10 minutes without a byte either
+//     way;
 //   - the proxy listens where it is handed a listener: the namespace
 //     backend creates it inside the session's own network namespace, so
 //     the peer, which has no other route, reaches the proxy and nothing

@@ -201,3 +201,129 @@ func TestCloseEndsTunnels(t *testing.T) {
 		t.Fatal("the proxy still accepts after Close")
 	}
 }
+
+// TestHeaderBounded: a header that never ends is cut at maxHeader and
+// answered 431; the proxy has read no more than that.
+func TestHeaderBounded(t *testing.T) {
+	p, _ := startProxy(t, "example.com")
+	c, br := dialProxy(t, p)
+	go func() {
+		io.WriteString(c, "GET http://example.com/ HTTP/1.1\r\nX-Fill: ")
+		chunk := bytes.Repeat([]byte("a"), 64<<10)
+		for range 64 { // 4 MiB, far past the bound
+			if _, err := c.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("an endless header answered %v, %v", resp, err)
+	}
+}
+
+// TestConnectionsBounded: past maxConns open at once, a connection is
+// answered 503 at once; one slot freed serves again; Close sums it up.
+func TestConnectionsBounded(t *testing.T) {
+	p, n := startProxy(t, "example.com")
+	p.mu.Lock()
+	p.maxConns = 3
+	p.mu.Unlock()
+	var held []net.Conn
+	for range 3 {
+		c, _ := dialProxy(t, p)
+		held = append(held, c)
+	}
+	waitClients(t, p, 3)
+	c, br := dialProxy(t, p)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a connection past the bound answered %v, %v", resp, err)
+	}
+	c.Close()
+	held[0].Close()
+	waitClients(t, p, 2)
+	c, br = dialProxy(t, p)
+	io.WriteString(c, "CONNECT refused.invalid:443 HTTP/1.1\r\n\r\n")
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a connection within the bound answered %v, %v", resp, err)
+	}
+	p.Close()
+	if !strings.Contains(n.String(), "answered 1 connections 503") {
+		t.Fatalf("notes %q: want the 503s summed up", n.String())
+	}
+}
+
+func waitClients(t *testing.T, p *Proxy, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		n := p.clients
+		p.mu.Unlock()
+		if n == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d clients, want %d", n, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestIdleEnds: a client that sends no request, and a tunnel where no
+// byte moves, are closed after their timeouts.
+func TestIdleEnds(t *testing.T) {
+	up := newUpstream(t, false)
+	target := "127.0.0.1:" + strconv.Itoa(up.port())
+	p, _ := startProxy(t, target)
+	p.mu.Lock()
+	p.headerTimeout, p.idle = 200*time.Millisecond, 300*time.Millisecond
+	p.mu.Unlock()
+	_, br := dialProxy(t, p)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a silent client answered %v, %v", resp, err)
+	}
+	c, br := dialProxy(t, p)
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", target)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT answered %v, %v", resp, err)
+	}
+	// Busy one way only for longer than the idle time: kept.
+	for range 6 {
+		io.WriteString(c, "x\n")
+		if line, err := br.ReadString('\n'); err != nil || line != "x\n" {
+			t.Fatalf("echo %q, %v", line, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := br.ReadByte(); err == nil {
+		t.Fatal("an idle tunnel delivered a byte")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the idle tunnel ended after %v", d)
+	}
+}
+
+// TestRefusalLinesBounded: each of the first maxNotes destinations gets
+// its line once; the rest are counted in one line at Close.
+func TestRefusalLinesBounded(t *testing.T) {
+	p, n := startProxy(t, "example.com")
+	for i := range maxNotes + 5 {
+		for range 2 {
+			c, br := dialProxy(t, p)
+			fmt.Fprintf(c, "CONNECT h%d.invalid:443 HTTP/1.1\r\n\r\n", i)
+			if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("answered %v, %v", resp, err)
+			}
+		}
+	}
+	p.Close()
+	got := n.String()
+	if lines := strings.Count(got, "\n"); lines != maxNotes+1 {
+		t.Fatalf("notes %q: want %d lines", got, maxNotes+1)
+	}
+	if !strings.Contains(got, "refused 10 more requests to 5 more destinations") {
+		t.Fatalf("notes %q: want the summary of 10 requests to 5 destinations", got)
+	}
+}
