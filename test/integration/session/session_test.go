@@ -48,6 +48,7 @@ var scenarios = []struct {
 	{"SupervisorStopped", scenarioSupervisorStopped},
 	{"ControlDirReadOnly", scenarioControlDirReadOnly},
 	{"SiblingsHidden", scenarioSiblingsHidden},
+	{"HostileEgress", scenarioHostileEgress},
 }
 
 // runBackendSuite runs every scenario against b. A scenario the backend
