@@ -89,3 +89,14 @@ func parseSubordinate(r io.Reader) (start, count uint32, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// PrivateUserNS reports whether, under a root supervisor and on a
+// backend that gives one by default, the peer of p gets a private user
+// namespace: asked for, or by default unless --user or --fs host keeps
+// the host's ids.
+func (p Policy) PrivateUserNS() bool {
+	if p.User != nil {
+		return false
+	}
+	return p.UserNS == UserNSPrivate || p.UserNS == UserNSAuto && p.FS != FSHost
+}
