@@ -160,9 +160,6 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	if user != nil && userns == confine.UserNSPrivate {
-		return confine.Policy{}, usage("--user with --userns private: pick one (--user already runs the agent unprivileged)")
-	}
 	network, err := confine.ParseNetwork(c.String("network"))
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
@@ -182,9 +179,6 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	hide, err := confine.ParsePaths("hide", *c.Generic("hide").(*repeated), wd)
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
-	}
-	if fs == confine.FSHost && len(write) > 0 {
-		return confine.Policy{}, usage("--write: with --fs host everything the agent's uid may write is writable already")
 	}
 	res, err := parseResources(c)
 	if err != nil {
@@ -240,9 +234,6 @@ func runSession(c *cli.Context) error {
 		if err := session.CheckHostCwd(cwd); err != nil {
 			return notLaunched(err)
 		}
-	}
-	if c.Bool("tty") && isolation == none.Name {
-		return usage("session: --tty needs loki-init: use --isolation namespace, oci or docker")
 	}
 	backend, err := makeBackend(c, isolation)
 	if err != nil {
@@ -359,13 +350,7 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
 			WritableRootfs: c.Bool("writable-rootfs"),
 		}
-		if confinement.UserNS == confine.UserNSPrivate {
-			return nil, notLaunched(confine.Refuse(docker.Name, "--userns private", "use --user UID, or the daemon's userns-remap"))
-		}
 		dockerResources(&opts, confinement.Resources)
-		if confinement.FS == confine.FSHost {
-			return nil, notLaunched(confine.Refuse(docker.Name, "--fs host", "the container sees only its image; use --bind SRC:DST and --writable-rootfs, or --isolation namespace"))
-		}
 		// --write PATH: the host path, writable, at the same path (the
 		// oci backend's rule); --hide PATH covers the container's PATH.
 		for _, w := range confinement.Write {
@@ -400,10 +385,7 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	if err != nil {
 		return oci.Options{}, err
 	}
-	userns, err := oci.UserNamespace(confinement, os.Geteuid())
-	if err != nil {
-		return oci.Options{}, notLaunched(err)
-	}
+	userns := oci.UserNamespace(confinement, os.Geteuid())
 	var binds []oci.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {
 		b, err := oci.ParseBind(s)
@@ -420,7 +402,8 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 }
 
 // allowHosts reads --allow-host: the session gets a network namespace of
-// its own (loopback) whose only way out is the egress proxy.
+// its own (loopback, unless --network says otherwise, which Validate
+// refuses) whose only way out is the egress proxy.
 func allowHosts(c *cli.Context, p *confine.Policy) error {
 	values := *c.Generic("allow-host").(*repeated)
 	if len(values) == 0 {
@@ -429,9 +412,9 @@ func allowHosts(c *cli.Context, p *confine.Policy) error {
 	if _, err := egress.Parse(values); err != nil {
 		return usage("session: %v", err)
 	}
-	if c.IsSet("network") && p.Net() != confine.NetworkLoopback {
-		return usage("session: --allow-host gives the agent a network of its own whose only way out is the proxy; drop --network %s (or say loopback)", p.Net())
+	if !c.IsSet("network") {
+		p.Network = confine.NetworkLoopback
 	}
-	p.Network, p.Allow = confine.NetworkLoopback, values
+	p.Allow = values
 	return nil
 }

@@ -11,13 +11,13 @@ import (
 )
 
 // Backend starts the process that becomes the session: loki-init inside some
-// isolation, or (for backends with NeedsInit false) the peer itself.
+// isolation, or (for backends whose Capabilities say Init false) the peer
+// itself.
 type Backend interface {
 	Name() string
-	// NeedsInit is true when the backend runs loki-init and so speaks the
-	// lease and prelude protocol; false means Start runs Request.Peer
-	// directly and the supervisor relays without a lease.
-	NeedsInit() bool
+	// Capabilities says what the backend gives on this host; the session
+	// refuses, before anything starts, a policy asking for more (Admit).
+	Capabilities() Capabilities
 	Start(req Request) (Process, error)
 }
 
@@ -41,8 +41,10 @@ type Request struct {
 	// Peer is the launch spec; only backends without init use it, the others
 	// receive it through the prelude on Stdin.
 	Peer launch.Spec
-	// Confine is the policy the backend must apply in full, or refuse
-	// with an error wrapping confine.ErrUnsupported.
+	// Confine is the policy the backend must apply in full. Admit has
+	// checked it against the backend's Capabilities; what depends on the
+	// host at start (a path's modes, a runtime's version) the backend
+	// still refuses with an error wrapping confine.ErrUnsupported.
 	Confine confine.Policy
 	// Stdio for the started process. Backends pass them on as they are.
 	Stdin, Stdout, Stderr *os.File
@@ -51,41 +53,12 @@ type Request struct {
 	// instance private to the session (OCI runtimes and Docker do).
 	TTY bool
 	// HostStdin, when set, is the client's own stdin, to be passed to the
-	// init as the descriptor the backend's DirectStdinFD names (the
+	// init as the descriptor Capabilities.DirectStdinFD names (the
 	// init's stdout and stderr are the client's own already).
 	HostStdin *os.File
 	// Notes receives the backend's diagnostics while the session runs
 	// (egress refusals); never nil.
 	Notes io.Writer
-}
-
-// egressProxy is a backend that can serve Confine.Allow.
-type egressProxy interface {
-	// EgressProxy reports that the backend runs the session's egress
-	// proxy in its network namespace.
-	EgressProxy() bool
-}
-
-// userNamespaces is a backend that can give the peer a private user
-// namespace (confine.UserNSPrivate).
-type userNamespaces interface {
-	// PrivateUserNS reports whether the session of p gets one, and the
-	// host gid its init then runs with: the control dir and the lease
-	// are made readable to that group.
-	PrivateUserNS(p confine.Policy) (gid uint32, private bool)
-}
-
-// directStdin is a backend that can pass one more descriptor to the init.
-type directStdin interface {
-	// DirectStdinFD is the descriptor number HostStdin has in the init.
-	DirectStdinFD() int
-}
-
-func directStdinFD(b Backend) int {
-	if d, ok := b.(directStdin); ok {
-		return d.DirectStdinFD()
-	}
-	return 0
 }
 
 // Process is a started session.

@@ -110,25 +110,18 @@ func newLeaseWriter(d sessionDirs, gid int) (*lease.Writer, error) {
 // supervisor must give its control dir to it, else -1. Only root can give
 // the dirs away; without it, a backend refuses a --user other than the
 // caller, and a user namespace maps the caller's own ids.
-func initGroup(cfg Config) (int, error) {
-	p := cfg.Confine
-	un, ok := cfg.Backend.(userNamespaces)
-	if p.UserNS == confine.UserNSPrivate && !ok {
-		return -1, confine.Refuse(cfg.Backend.Name(), "--userns private", "use --isolation namespace, or --user UID to run the agent unprivileged")
-	}
+func initGroup(p confine.Policy, c Capabilities) int {
 	if os.Geteuid() != 0 {
-		return -1, nil
+		return -1
 	}
 	if u := p.User; u != nil {
 		if int(u.GID) == os.Getegid() && int(u.UID) == os.Geteuid() {
-			return -1, nil
+			return -1
 		}
-		return int(u.GID), nil
+		return int(u.GID)
 	}
-	if ok {
-		if gid, private := un.PrivateUserNS(p); private {
-			return int(gid), nil
-		}
+	if c.PrivateUserNS && p.PrivateUserNS() {
+		return int(confine.PrivateRange().GID)
 	}
-	return -1, nil
+	return -1
 }

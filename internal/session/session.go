@@ -98,12 +98,6 @@ func (c Config) Validate() error {
 	if err := c.Peer.Validate(); err != nil {
 		return fmt.Errorf("peer command: %w", err)
 	}
-	if c.TTY && !c.Backend.NeedsInit() {
-		return fmt.Errorf("--tty needs a backend that runs loki-init, not %s", c.Backend.Name())
-	}
-	if len(c.Confine.Allow) > 0 && c.Confine.Net() != confine.NetworkLoopback {
-		return fmt.Errorf("--allow-host needs the session's own network (--network loopback), not %s", c.Confine.Net())
-	}
 	return nil
 }
 
@@ -128,16 +122,12 @@ func Run(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return exitcode.Usage(err)
 	}
-	if len(cfg.Confine.Allow) > 0 {
-		if e, ok := cfg.Backend.(egressProxy); !ok || !e.EgressProxy() {
-			return exitcode.NotLaunched(confine.Refuse(cfg.Backend.Name(), "--allow-host (an egress proxy in the session's network namespace)", "use --isolation namespace"))
-		}
+	caps := cfg.Backend.Capabilities()
+	if err := admit(cfg, caps); err != nil {
+		return err
 	}
-	readerGID, err := initGroup(cfg)
-	if err != nil {
-		return exitcode.NotLaunched(err)
-	}
-	if !cfg.Backend.NeedsInit() {
+	readerGID := initGroup(cfg.Confine, caps)
+	if !caps.Init {
 		return runDirect(cfg)
 	}
 	var term *terminal
@@ -190,7 +180,7 @@ func Run(cfg Config) error {
 	// The client's own descriptors go to the peer where the backend can
 	// pass them: no relay, no forwarder (loki-init watches them instead).
 	initArgs, feedFrom, hostStdin := cfg.InitArgs(), cfg.Stdin, (*os.File)(nil)
-	if fd := directStdinFD(cfg.Backend); fd > 0 && term == nil && !cfg.Relay && directStdio(cfg.Stdin, cfg.Stdout) {
+	if fd := caps.DirectStdinFD; fd > 0 && term == nil && !cfg.Relay && directStdio(cfg.Stdin, cfg.Stdout) {
 		initArgs = append(initArgs, "-stdin-fd", strconv.Itoa(fd))
 		if directStdio(cfg.Stderr) {
 			initArgs = append(initArgs, "-stderr-direct")
@@ -217,7 +207,7 @@ func Run(cfg Config) error {
 		Notes:       cfg.Notes,
 	})
 	var hs *handshake
-	if err == nil && !copiesStdin(cfg.Backend) {
+	if err == nil && !caps.CopiesStdin {
 		hs = newHandshake(inR)
 	}
 	inR.Close()
@@ -250,14 +240,6 @@ func Run(cfg Config) error {
 		fmt.Fprintf(cfg.Notes, "loki-supervise: %v (exit %d)\n", exit.Limit, exitcode.Code(decide(exit, killedBy, forwarded)))
 	}
 	return withRelay(decide(exit, killedBy, forwarded), relayVerdict(fed), cfg.Notes)
-}
-
-// copiesStdin reports a backend whose own client reads the init's stdin
-// pipe (docker run -i) and passes it on: the pipe is drained whether or
-// not the init reads, so the prelude check does not apply there.
-func copiesStdin(b Backend) bool {
-	c, ok := b.(interface{ CopiesStdin() bool })
-	return ok && c.CopiesStdin()
 }
 
 // initsOwn reports the codes a real loki-init exits with before it reads

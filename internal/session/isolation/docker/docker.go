@@ -218,13 +218,7 @@ func controlRootMasks(o Options) ([]string, error) {
 // Backend runs sessions through the Docker CLI.
 type Backend struct{ Options Options }
 
-func (b *Backend) Name() string    { return Name }
-func (b *Backend) NeedsInit() bool { return true }
-
-// CopiesStdin: the docker client reads the init's stdin pipe itself and
-// passes it on, so the supervisor cannot see whether the init read its
-// prelude.
-func (b *Backend) CopiesStdin() bool { return true }
+func (b *Backend) Name() string { return Name }
 
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options

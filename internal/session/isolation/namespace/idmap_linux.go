@@ -30,19 +30,7 @@ import (
 // privateUserNS: the session gets a private user namespace. Without root
 // it always has one (mapping the caller's own ids), which is not this.
 func (b *Backend) privateUserNS(p confine.Policy) bool {
-	if os.Geteuid() != 0 || p.User != nil {
-		return false
-	}
-	return p.UserNS == confine.UserNSPrivate || p.UserNS == confine.UserNSAuto && p.FS != confine.FSHost
-}
-
-// PrivateUserNS tells the session which host gid the init runs with, so
-// that it can read its control dir and lease.
-func (b *Backend) PrivateUserNS(p confine.Policy) (uint32, bool) {
-	if !b.privateUserNS(p) {
-		return 0, false
-	}
-	return confine.PrivateRange().GID, true
+	return os.Geteuid() == 0 && p.PrivateUserNS()
 }
 
 // idmapTrees lists what the stage attaches idmapped, parents first: each

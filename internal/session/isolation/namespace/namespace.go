@@ -25,8 +25,7 @@ type Backend struct {
 	Warn func(string)
 }
 
-func (b *Backend) Name() string    { return Name }
-func (b *Backend) NeedsInit() bool { return true }
+func (b *Backend) Name() string { return Name }
 
 // FixHint is the one-line fix printed when the namespaces are refused.
 const FixHint = "run as root, allow unprivileged user namespaces (sysctl user.max_user_namespaces / kernel.unprivileged_userns_clone=1), or use --isolation oci or --isolation none"

@@ -24,9 +24,6 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
-// DirectStdinFD is where loki-init finds Request.HostStdin.
-func (b *Backend) DirectStdinFD() int { return stage.HostStdinFD }
-
 // maxStatus bounds what the supervisor reads from the status pipe.
 const maxStatus = 4096
 
@@ -173,12 +170,11 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	return p, nil
 }
 
-// check refuses what this backend cannot give: without root, the user
-// namespace maps one uid (the caller's), so no other --user exists in it.
+// check refuses what depends on the host and the ids named (Admit has
+// checked the knobs): without root, the user namespace maps one uid (the
+// caller's), so no other --user exists in it; and the init's user must
+// reach the control dir.
 func (b *Backend) check(p confine.Policy, controlRoot string) error {
-	if p.UserNS == confine.UserNSHost && os.Geteuid() != 0 {
-		return confine.Refuse(Name, "--userns host without root", "run loki-supervise as root, or drop --userns (without root the agent always gets a user namespace)")
-	}
 	u, what := p.User, ""
 	if u != nil {
 		what = "--user " + u.String()
@@ -305,10 +301,6 @@ func (p *process) Close() error {
 	p.egress.Close()
 	return p.cg.Remove()
 }
-
-// EgressProxy: the stage makes the proxy's listener in the session's
-// network namespace and hands it to the supervisor (--allow-host).
-func (b *Backend) EgressProxy() bool { return true }
 
 // socketPair is a connected pair of unix datagram sockets, close-on-exec
 // (the stage's end is inherited as an extra file, which clears it).

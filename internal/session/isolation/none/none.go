@@ -22,5 +22,4 @@ const refreshEvery = time.Second
 // Backend runs the peer directly, as a tracked lineage.
 type Backend struct{}
 
-func (Backend) Name() string    { return Name }
-func (Backend) NeedsInit() bool { return false }
+func (Backend) Name() string { return Name }

@@ -13,17 +13,10 @@ import (
 
 	"github.com/loki-sh/loki/internal/proc/lineage"
 	"github.com/loki-sh/loki/internal/session"
-	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Start spawns the peer as a tracked lineage (see the package doc).
 func (Backend) Start(req session.Request) (session.Process, error) {
-	if c := req.Confine; c.User != nil || c.Net() != confine.NetworkHost || c.FS == confine.FSConfined || len(c.Write)+len(c.Hide) > 0 {
-		return nil, confine.Refuse(Name, "--user, --network, --fs confined, --write or --hide", "use --isolation namespace or oci, which apply them")
-	}
-	if req.Confine.Resources.Asked() {
-		return nil, confine.Refuse(Name, "--pids-max, --memory-max or --cpu-max (it makes no cgroup)", "use --isolation namespace, oci or docker, which apply them")
-	}
 	spec := req.Peer
 	r, err := lineage.Start(lineage.Command{
 		Args: spec.Argv, Dir: spec.Cwd, Env: spec.Environ(),

@@ -41,11 +41,6 @@ type Backend struct {
 
 func (b *Backend) Name() string { return Name }
 
-// DirectStdinFD: Request.HostStdin reaches the init as fd 3 (the
-// runtime's --preserve-fds 1).
-func (b *Backend) DirectStdinFD() int { return 3 }
-func (b *Backend) NeedsInit() bool    { return true }
-
 // ResolveRuntime finds the runtime binary and tells crun from runc by name.
 func ResolveRuntime(name string) (path, flavour string, err error) {
 	if name == "" {
@@ -76,10 +71,8 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	o.Confine = req.Confine
-	if o.PidsLimit > 0 && !pidsControllerAvailable() {
-		if o.Confine.Resources.PidsMax > 0 {
-			return nil, confine.Refuse(Name, "--pids-max on this host", "it has no pids cgroup controller; drop --pids-max (loki-supervise doctor)")
-		}
+	if o.PidsLimit > 0 && !PidsControllerAvailable() {
+		// The default limit only (Admit refused a --pids-max).
 		if b.Warn != nil {
 			b.Warn("pids limit not enforced: this host has no pids cgroup controller")
 		}

@@ -89,11 +89,6 @@ type Options struct {
 }
 
 func (o Options) validate() error {
-	if o.Confine.FS == confine.FSHost {
-		// The container sees its rootfs, never the host's root: refused
-		// here, so that the backend and oci-spec say it alike.
-		return confine.Refuse(Name, "--fs host", "the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST")
-	}
 	for name, p := range map[string]string{"rootfs": o.Rootfs, "loki-init": o.Init, "control dir": o.ControlDir} {
 		if !filepath.IsAbs(p) {
 			return fmt.Errorf("%w: %s path %q is not absolute", ErrOptions, name, p)

@@ -37,8 +37,9 @@ func needsHybridShim() bool {
 	return err == nil && len(bytes.TrimSpace(b)) > 0
 }
 
-// pidsControllerAvailable reports whether a pids limit can be enforced.
-func pidsControllerAvailable() bool {
+// PidsControllerAvailable reports whether a pids limit can be enforced
+// (Capabilities gives --pids-max by it).
+func PidsControllerAvailable() bool {
 	var st unix.Statfs_t
 	if unix.Statfs("/sys/fs/cgroup", &st) == nil && st.Type == unix.CGROUP2_SUPER_MAGIC {
 		b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers")

@@ -15,7 +15,7 @@ const ShimCommand = "__oci-cgroup-shim"
 
 func shimAttr() *syscall.SysProcAttr { return nil }
 func needsHybridShim() bool          { return false }
-func pidsControllerAvailable() bool  { return false }
+func PidsControllerAvailable() bool  { return false }
 
 // RunShim is unsupported outside Linux.
 func RunShim([]string) error { return exitcode.NotLaunched(nil) }

@@ -27,30 +27,15 @@ import (
 // never handed one the peer cannot write.
 
 // UserNamespace decides whether a session of p, run by euid, gets a
-// private user namespace, and which host ids it maps. Without root the
-// runtime cannot map a block of ids, so --userns private is refused;
-// --user and --userns host keep the host's ids.
-func UserNamespace(p confine.Policy, euid int) (*confine.IDRange, error) {
-	if euid != 0 {
-		if p.UserNS == confine.UserNSPrivate {
-			return nil, confine.Refuse(Name, "--userns private without root", "run as root, or use --isolation namespace")
-		}
-		return nil, nil
-	}
-	if p.User != nil || p.UserNS == confine.UserNSHost {
-		return nil, nil
+// private user namespace, and which host ids it maps: as root, unless
+// --user or --userns host keep the host's ids. Without root the runtime
+// cannot map a block of ids (Capabilities refuses --userns private).
+func UserNamespace(p confine.Policy, euid int) *confine.IDRange {
+	if euid != 0 || !p.PrivateUserNS() {
+		return nil
 	}
 	r := confine.PrivateRange()
-	return &r, nil
-}
-
-// PrivateUserNS tells the session which host gid the init runs with, so
-// that it can read its control dir and lease.
-func (b *Backend) PrivateUserNS(confine.Policy) (uint32, bool) {
-	if r := b.Options.UserNS; r != nil {
-		return r.GID, true
-	}
-	return 0, false
+	return &r
 }
 
 func idMappings(r confine.IDRange) (uid, gid []specs.LinuxIDMapping) {

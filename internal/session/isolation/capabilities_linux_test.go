@@ -1,0 +1,109 @@
+package isolation_test
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace"
+	"github.com/loki-sh/loki/internal/session/isolation/none"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
+)
+
+const prefix = "confinement not available: --isolation "
+
+// refusals is every knob × every backend: "" where the backend gives the
+// knob, else the one line a user reads. A knob missing from a backend's
+// row fails the test, as does a backend that does not declare it.
+func refusals() map[string]map[confine.Knob]string {
+	root := os.Geteuid() == 0
+	given := func(string) map[confine.Knob]string {
+		m := map[confine.Knob]string{}
+		for _, k := range confine.Knobs {
+			m[k] = ""
+		}
+		return m
+	}
+	ns := given(namespace.Name)
+	if !root {
+		ns[confine.KnobUserNSHost] = prefix + "namespace cannot give --userns host; it needs root: run loki-supervise as root, or drop --userns (without root the agent always gets a user namespace)"
+	}
+	o := given(oci.Name)
+	o[confine.KnobAllowHost] = prefix + "oci cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
+	o[confine.KnobFSHost] = prefix + "oci cannot give --fs host; the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST"
+	if !root {
+		o[confine.KnobUserNSPrivate] = prefix + "oci cannot give --userns private; it needs root (the runtime maps a block of ids): run as root, or use --isolation namespace"
+	}
+	if !oci.PidsControllerAvailable() {
+		o[confine.KnobPidsMax] = prefix + "oci cannot give --pids-max; this host has no pids cgroup controller; drop --pids-max (loki-supervise doctor)"
+	}
+	d := given(docker.Name)
+	d[confine.KnobUserNSPrivate] = prefix + "docker cannot give --userns private; use --user UID, or the daemon's userns-remap"
+	d[confine.KnobAllowHost] = prefix + "docker cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
+	d[confine.KnobFSHost] = prefix + "docker cannot give --fs host; the container sees only its image; use --bind SRC:DST and --writable-rootfs, or --isolation namespace"
+	n := map[confine.Knob]string{confine.KnobUserNSHost: "", confine.KnobFSHost: ""}
+	for _, k := range []confine.Knob{confine.KnobUser, confine.KnobNetworkLoopback, confine.KnobNetworkNone, confine.KnobFSConfined, confine.KnobWrite, confine.KnobHide} {
+		n[k] = prefix + "none cannot give " + string(k) + "; use --isolation namespace or oci, which apply it"
+	}
+	for _, k := range []confine.Knob{confine.KnobPidsMax, confine.KnobMemoryMax, confine.KnobCPUMax} {
+		n[k] = prefix + "none cannot give " + string(k) + "; it makes no cgroup; use --isolation namespace, oci or docker, which apply it"
+	}
+	n[confine.KnobUserNSPrivate] = prefix + "none cannot give --userns private; use --isolation namespace, or --user UID to run the agent unprivileged"
+	n[confine.KnobAllowHost] = prefix + "none cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
+	n[confine.KnobTTY] = prefix + "none cannot give --tty; it runs no loki-init to open one; use --isolation namespace, oci or docker"
+	return map[string]map[confine.Knob]string{namespace.Name: ns, oci.Name: o, docker.Name: d, none.Name: n}
+}
+
+func backends() []session.Backend {
+	return []session.Backend{&namespace.Backend{}, &oci.Backend{}, &docker.Backend{}, none.Backend{}}
+}
+
+// TestEveryKnobEveryBackend: each backend declares each knob, and Admit
+// gives or refuses it with the line above (exit 127's error).
+func TestEveryKnobEveryBackend(t *testing.T) {
+	want := refusals()
+	for _, b := range backends() {
+		caps := b.Capabilities()
+		row, ok := want[b.Name()]
+		if !ok {
+			t.Errorf("backend %s has no row in refusals()", b.Name())
+			continue
+		}
+		if len(caps.Knobs) != len(confine.Knobs) {
+			t.Errorf("%s declares %d knobs, confine.Knobs has %d", b.Name(), len(caps.Knobs), len(confine.Knobs))
+		}
+		for _, k := range confine.Knobs {
+			if _, ok := caps.Knobs[k]; !ok {
+				t.Errorf("%s does not declare %s: add it to its Capabilities (given or refused with the alternative)", b.Name(), k)
+			}
+			line, ok := row[k]
+			if !ok {
+				t.Errorf("refusals()[%s] has no entry for %s", b.Name(), k)
+				continue
+			}
+			p, tty := confine.Sample(k)
+			err := session.Admit(b.Name(), caps, p, tty)
+			switch {
+			case line == "" && err != nil:
+				t.Errorf("%s × %s: refused (%v), want given", b.Name(), k, err)
+			case line != "" && err == nil:
+				t.Errorf("%s × %s: given, want %q", b.Name(), k, line)
+			case err != nil && (err.Error() != line || !errors.Is(err, confine.ErrUnsupported)):
+				t.Errorf("%s × %s:\n got %q\nwant %q (wrapping ErrUnsupported)", b.Name(), k, err, line)
+			}
+		}
+	}
+}
+
+// TestDefaultPolicyEverywhere: the default policy asks nothing, so
+// every backend admits it.
+func TestDefaultPolicyEverywhere(t *testing.T) {
+	for _, b := range backends() {
+		if err := session.Admit(b.Name(), b.Capabilities(), confine.Policy{}, false); err != nil {
+			t.Errorf("%s refuses the default policy: %v", b.Name(), err)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package namespace
+
+import (
+	"os"
+
+	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
+)
+
+// Capabilities: everything, and --userns host only as root (without
+// root the peer always has a user namespace, mapping the caller's ids).
+// A --user other than the caller without root, an unreachable control
+// root and a filesystem without idmapped mounts are found at Start.
+func (b *Backend) Capabilities() session.Capabilities {
+	userNSHost := session.Given
+	if os.Geteuid() != 0 {
+		userNSHost = session.Refused("it needs root: run loki-supervise as root, or drop --userns (without root the agent always gets a user namespace)")
+	}
+	return session.Capabilities{
+		Init:          true,
+		PrivateUserNS: true,
+		DirectStdinFD: stage.HostStdinFD,
+		Knobs: map[confine.Knob]session.Support{
+			confine.KnobUser:            session.Given,
+			confine.KnobUserNSPrivate:   session.Given,
+			confine.KnobUserNSHost:      userNSHost,
+			confine.KnobAllowHost:       session.Given,
+			confine.KnobNetworkLoopback: session.Given,
+			confine.KnobNetworkNone:     session.Given,
+			confine.KnobFSConfined:      session.Given,
+			confine.KnobFSHost:          session.Given,
+			confine.KnobWrite:           session.Given,
+			confine.KnobHide:            session.Given,
+			confine.KnobPidsMax:         session.Given,
+			confine.KnobMemoryMax:       session.Given,
+			confine.KnobCPUMax:          session.Given,
+			confine.KnobTTY:             session.Given,
+		},
+	}
+}
