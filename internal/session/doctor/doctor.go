@@ -27,6 +27,23 @@ type Report struct {
 	// LandlockABI is the kernel's Landlock ABI version, 0 when none.
 	LandlockABI int     `json:"landlock_abi"`
 	Checks      []Check `json:"checks"`
+	// Isolation is each backend's declared capabilities on this host:
+	// the knobs a session there is refused, with the alternative (the
+	// same values session.Admit refuses by).
+	Isolation []Isolation `json:"isolation"`
+}
+
+// Isolation is one backend's refusals, in the order Admit looks for them.
+type Isolation struct {
+	Name    string    `json:"name"`
+	Refuses []Refusal `json:"refuses"`
+}
+
+// Refusal is a knob (the flag) a backend does not give, and what to do
+// instead.
+type Refusal struct {
+	Knob string `json:"knob"`
+	Fix  string `json:"fix"`
 }
 
 // add appends c and keeps DefaultSession up to date.
@@ -60,6 +77,17 @@ func (r Report) Text(w io.Writer) {
 		if !c.OK && c.Fix != "" {
 			fmt.Fprintf(w, "      %s  fix: %s\n", strings.Repeat(" ", width), c.Fix)
 		}
+	}
+	for _, b := range r.Isolation {
+		refused := make([]string, 0, len(b.Refuses))
+		for _, r := range b.Refuses {
+			refused = append(refused, r.Knob)
+		}
+		gives := "every confinement knob"
+		if len(refused) > 0 {
+			gives = "all but " + strings.Join(refused, ", ")
+		}
+		fmt.Fprintf(w, "--isolation %s gives %s\n", b.Name, gives)
 	}
 	if r.DefaultSession {
 		fmt.Fprintln(w, "the default session (loki-supervise session -- CMD) can run here")

@@ -16,8 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/landlock"
+	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace"
+	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -68,7 +72,24 @@ func Run(self string, selfArgs []string) Report {
 			Fix: "install " + rt + " (apt-get install " + rt + ") for --isolation oci"})
 	}
 	r.add(dockerCheck())
+	r.Isolation = isolation()
 	return r
+}
+
+// isolation reads every backend's declared capabilities.
+func isolation() []Isolation {
+	var out []Isolation
+	for _, b := range []session.Backend{&namespace.Backend{}, &oci.Backend{}, &docker.Backend{}, none.Backend{}} {
+		caps := b.Capabilities()
+		is := Isolation{Name: b.Name(), Refuses: []Refusal{}}
+		for _, k := range confine.Knobs {
+			if s, ok := caps.Knobs[k]; !ok || !s.Given {
+				is.Refuses = append(is.Refuses, Refusal{Knob: string(k), Fix: s.Fix})
+			}
+		}
+		out = append(out, is)
+	}
+	return out
 }
 
 // ociUserNS says what a root session's private user namespace gets from

@@ -25,3 +25,15 @@ func TestReport(t *testing.T) {
 		t.Errorf("a needed miss did not fail the report: %v\n%s", r.DefaultSession, b.String())
 	}
 }
+
+// TestIsolationText: each backend's refusals are one line, in knob order.
+func TestIsolationText(t *testing.T) {
+	r := Report{Isolation: []Isolation{{Name: "a", Refuses: []Refusal{}}, {Name: "b", Refuses: []Refusal{{Knob: "--user", Fix: "f"}, {Knob: "--fs host", Fix: "g"}}}}}
+	var b bytes.Buffer
+	r.Text(&b)
+	for _, want := range []string{"--isolation a gives every confinement knob\n", "--isolation b gives all but --user, --fs host\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
