@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -111,5 +112,37 @@ func TestMakeBuildNamesTheCommit(t *testing.T) {
 		if v.Commit != strings.TrimSpace(string(head)) {
 			t.Errorf("%s names commit %q, the checkout is at %s", bin, v.Commit, head)
 		}
+	}
+}
+
+// verify-proof and probe print one JSON object whatever happens, as the
+// README promises the programs that read them.
+func TestJSONCommandsPrintOneObjectOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"verify-proof of a missing file", []string{"verify-proof", dir + "/missing.json"}, 2},
+	}
+	if runtime.GOOS != "darwin" {
+		cases = append(cases, struct {
+			name string
+			args []string
+			code int
+		}{"probe seatbelt off macOS", []string{"probe", "seatbelt", "--workspace-root", dir, "--run-sh", dir + "/run.sh"}, 125})
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, msg := runCLI(t, tc.args...)
+			var v map[string]any
+			if err := json.Unmarshal([]byte(out), &v); err != nil || v["ok"] != false || v["reason"] == "" {
+				t.Fatalf("stdout %q is not one object with ok false and a reason (%v)", out, err)
+			}
+			if code != tc.code || msg == "" || strings.Contains(msg, "\n") {
+				t.Fatalf("exit %d, stderr %q; want %d and one line", code, msg, tc.code)
+			}
+		})
 	}
 }

@@ -30,7 +30,9 @@ func probeCommand() *cli.Command {
 		Usage: "prove, before a confined build is offered, that its confinement works here",
 		Description: "Both probes read the host boundary from LOKI_HOST_PROTECTED_ROOT, LOKI_WORKSPACE_ROOTS,\n" +
 			"LOKI_HOST_RUNTIME_READ_PATHS, LOKI_HOST_RUNTIME_WRITE_PATHS, LOKI_HOST_CHILD_PATH and\n" +
-			"LOKI_HOST_RESERVED_PORTS (see docs/macos.md) and print one JSON object on stdout.",
+			"LOKI_HOST_RESERVED_PORTS (see docs/macos.md) and print one JSON object on stdout;\n" +
+			"a probe that cannot run (not macOS, an invalid boundary) prints {\"ok\": false,\n" +
+			"\"reason\": ...} and one line on stderr.",
 		Subcommands: []*cli.Command{
 			{
 				Name:  "seatbelt",
@@ -70,11 +72,11 @@ func probeSeatbelt(c *cli.Context) error {
 	payload := seatbelt.Payload{Binary: self, Args: []string{"probe", payloadCommand}}
 	res, err := seatbelt.Probe(ctx, c.String("workspace-root"), c.String("run-sh"), payload)
 	if errors.Is(err, seatbelt.ErrNotMacOS) {
-		return exitcode.Refused(fmt.Errorf("%w; on Linux, confine agent sessions with a private namespace instead: "+
-			"loki-supervise session --isolation namespace", err))
+		err = fmt.Errorf("%w; on Linux, confine agent sessions with a private namespace instead: "+
+			"loki-supervise session --isolation namespace", err)
 	}
 	if err != nil {
-		return probeError(err)
+		return probeFailed(c, err)
 	}
 	return printJSON(c, res.Map())
 }
@@ -84,7 +86,7 @@ func probeProvider(c *cli.Context) error {
 	defer stop()
 	res, err := provider.Default().Smoke(ctx, c.String("workspace-root"), c.String("run-sh"), c.String("provider"))
 	if err != nil {
-		return probeError(err)
+		return probeFailed(c, err)
 	}
 	if err := printJSON(c, res.Map()); err != nil {
 		return err
@@ -95,7 +97,14 @@ func probeProvider(c *cli.Context) error {
 	return nil
 }
 
-// probeError maps a probe that could not run: a wrong boundary is the
+// probeFailed is a probe that could not run: stdout still gets its one
+// object, for the program that reads it, and the exit code is probeError's.
+func probeFailed(c *cli.Context, err error) error {
+	_ = printJSON(c, map[string]any{"ok": false, "reason": err.Error()})
+	return probeError(err)
+}
+
+// probeError maps a boundary or probe failure: a wrong boundary is the
 // user's to fix (2), anything else is a refusal (125).
 func probeError(err error) error {
 	if errors.Is(err, boundary.ErrInvalid) {

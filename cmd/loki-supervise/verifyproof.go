@@ -21,6 +21,8 @@ func verifyProofCommand() *cli.Command {
 			"the headline from the receipt's facts and checks its cost figures. Prints\n" +
 			"{hash_ok, gpg_ok, generator_trusted, headline_consistent, degraded, reason,\n" +
 			"reasons, ok, cost_coherent}.\n\n" +
+			"A receipt that cannot be read or parsed prints the same object with ok false\n" +
+			"and the reason, and one line on stderr.\n\n" +
 			"Exit status: 0 ok, 1 not ok, 2 unreadable or not a JSON object.",
 		Action: verifyProofAction,
 	}
@@ -32,10 +34,18 @@ func verifyProofAction(c *cli.Context) error {
 	}
 	file := c.Args().First()
 	in, err := proof.VerifyFile(file)
-	switch {
-	case errors.Is(err, proof.ErrUnreadable):
-		return exitcode.Usage(fmt.Errorf("verify-proof: cannot read %s (missing, not a regular file, a symlink, or larger than %d bytes)", file, proof.MaxReceiptSize))
-	case err != nil:
+	if err != nil {
+		// A program reading stdout gets its one object even now.
+		reason := fmt.Sprintf("receipt not verified: %v", err)
+		if errors.Is(err, proof.ErrUnreadable) {
+			reason = fmt.Sprintf("receipt unreadable: missing, not a regular file, a symlink, or larger than %d bytes", proof.MaxReceiptSize)
+		}
+		if out, jerr := canonjson.Marshal(proof.EmptyIntegrity(reason)); jerr == nil {
+			fmt.Fprintf(c.App.Writer, "%s\n", out)
+		}
+		if errors.Is(err, proof.ErrUnreadable) {
+			return exitcode.Usage(fmt.Errorf("verify-proof: cannot read %s (missing, not a regular file, a symlink, or larger than %d bytes)", file, proof.MaxReceiptSize))
+		}
 		return exitcode.Usage(fmt.Errorf("verify-proof: %s: %v", file, err))
 	}
 	out, err := canonjson.Marshal(in)

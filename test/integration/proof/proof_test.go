@@ -210,9 +210,10 @@ func TestVerifyProofCommand(t *testing.T) {
 		{"headline flipped", filepath.Join(receipts, "receipt.flipped.json"), 1, `"headline_consistent":false`, ""},
 		{"hash missing", filepath.Join(receipts, "receipt.nohash.json"), 1, `"reason":"verification.hash is missing"`, ""},
 		{"incoherent cost", filepath.Join(receipts, "receipt.cost.json"), 1, `"cost_coherent":false`, ""},
-		{"non-object root", filepath.Join(receipts, "receipt.array.json"), 2, "", "the root is not a JSON object"},
-		{"malformed", garbage, 2, "", "not valid JSON"},
-		{"unreadable", filepath.Join(dir, "absent.json"), 2, "", "cannot read"},
+		// A receipt that cannot be verified still prints its one object.
+		{"non-object root", filepath.Join(receipts, "receipt.array.json"), 2, `"ok":false,"reason":"receipt not verified: `, "the root is not a JSON object"},
+		{"malformed", garbage, 2, `"ok":false,"reason":"receipt not verified: `, "not valid JSON"},
+		{"unreadable", filepath.Join(dir, "absent.json"), 2, `"ok":false,"reason":"receipt unreadable: `, "cannot read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(bin, "verify-proof", tc.file)
