@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/execution/sandbox/provider"
 	"github.com/loki-sh/loki/internal/testutil"
 )
@@ -41,24 +42,16 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := boundarytest.New(t, "")
+	root := l.Root
 	s := &site{
 		t: t, bin: testutil.Binary(t, "loki-supervise"), binDir: filepath.Join(root, "bin"), root: root,
-		protected: filepath.Join(root, "protected"),
-		wsRoot:    filepath.Join(root, "protected", "ws"),
-		workspace: filepath.Join(root, "protected", "ws", "project"),
-		runSh:     filepath.Join(root, "engine", "autonomy", "run.sh"),
-		out:       filepath.Join(root, "out"),
-		dataLoki:  filepath.Join(root, "data-loki"),
-		dataRef:   filepath.Join(root, "data-ref"),
+		protected: l.Protected, wsRoot: l.WSRoot, workspace: l.Workspace, spec: l.Spec, runSh: l.RunSh, out: l.Out,
+		dataLoki: filepath.Join(root, "data-loki"),
+		dataRef:  filepath.Join(root, "data-ref"),
 	}
 	s.lokiDir = filepath.Join(s.workspace, ".loki")
-	s.spec = filepath.Join(s.workspace, "spec.md")
-	rt := filepath.Join(root, "rt")
-	for _, d := range []string{s.lokiDir, filepath.Dir(s.runSh), rt, s.out, s.binDir} {
+	for _, d := range []string{s.lokiDir, s.binDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -81,15 +74,10 @@ func newSite(t *testing.T) *site {
 			t.Fatal(err)
 		}
 	}
-	s.runtimeRead, s.runtimeWrite, s.childPth = rt, s.out, "/usr/bin:/bin:/usr/sbin:/sbin"
-	s.boundary = map[string]string{
-		"LOKI_HOST_PROTECTED_ROOT":      s.protected,
-		"LOKI_WORKSPACE_ROOTS":          s.wsRoot,
-		"LOKI_HOST_RUNTIME_READ_PATHS":  s.runtimeRead,
-		"LOKI_HOST_RUNTIME_WRITE_PATHS": s.runtimeWrite,
-		"LOKI_HOST_CHILD_PATH":          s.childPth,
-		"LOKI_HOST_RESERVED_PORTS":      "8080,9090",
-	}
+	s.runtimeRead, s.runtimeWrite, s.childPth = l.RT, l.Out, boundarytest.ChildPath
+	l.Env["LOKI_HOST_RESERVED_PORTS"] = "8080,9090"
+	delete(l.Env, "HOME") // HOME stays the test's own, for both supervisors
+	s.boundary = l.Env
 	return s
 }
 

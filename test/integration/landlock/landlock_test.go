@@ -15,58 +15,42 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
-// layout is a host boundary in a temp dir, a secret and a host file that
-// no boundary variable names, and a data dir for the records.
+// layout is the shared valid boundary (boundarytest) with a secret and a
+// host file that no boundary variable names, and a data dir for the
+// records.
 type layout struct {
-	root, ws, spec, runSh, rt, out, secret, hostFile, data string
+	*boundarytest.Layout
+	secret, hostFile, data string
 }
 
 func newLayout(t *testing.T) *layout {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &layout{
-		root:     root,
-		ws:       filepath.Join(root, "protected", "ws", "project"),
-		runSh:    filepath.Join(root, "engine", "autonomy", "run.sh"),
-		rt:       filepath.Join(root, "rt"),
-		out:      filepath.Join(root, "out"),
-		secret:   filepath.Join(root, "secret"),
-		hostFile: filepath.Join(root, "host.txt"),
-		data:     filepath.Join(root, "data"),
-	}
-	l.spec = filepath.Join(l.ws, "spec.md")
-	for _, d := range []string{l.ws, filepath.Dir(l.runSh), l.rt, l.out, l.secret, l.data} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	l := &layout{Layout: boundarytest.New(t, "")}
+	l.secret = filepath.Join(l.Root, "secret")
+	l.hostFile = filepath.Join(l.Root, "host.txt")
+	l.data = filepath.Join(l.Root, "data")
+	for _, d := range []string{l.secret, l.data} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for f, content := range map[string]string{l.spec: "spec\n", filepath.Join(l.secret, "key"): "s3cret\n", l.hostFile: "host\n"} {
-		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	boundarytest.WriteFile(t, filepath.Join(l.secret, "key"), "s3cret\n", 0o600)
+	boundarytest.WriteFile(t, l.hostFile, "host\n", 0o600)
+	delete(l.Env, "HOME") // the supervisor's own HOME is left unset
 	return l
 }
 
 func (l *layout) env(extra ...string) []string {
-	return append([]string{
+	return append(append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"LOKI_DATA_DIR=" + l.data,
-		"LOKI_HOST_PROTECTED_ROOT=" + filepath.Join(l.root, "protected"),
-		"LOKI_WORKSPACE_ROOTS=" + filepath.Join(l.root, "protected", "ws"),
-		"LOKI_HOST_RUNTIME_READ_PATHS=" + l.rt,
-		"LOKI_HOST_RUNTIME_WRITE_PATHS=" + l.out,
-		"LOKI_HOST_CHILD_PATH=/usr/bin:/bin:/usr/sbin:/sbin",
-		"LOKI_HOST_RESERVED_PORTS=8080",
 		"LOKI_BUILD_DESCENDANT_GRACE_SECONDS=0.05",
-	}, extra...)
+	}, l.Environ()...), extra...)
 }
 
 // probeScript checks, from inside the runner, each thing the ruleset must
@@ -75,13 +59,13 @@ func (l *layout) probeScript(recordDir string) string {
 	return `#!/bin/sh
 try() { name=$1; shift; if out=$("$@" 2>&1); then echo "$name=ok"; else echo "$name=denied:$out" | tr '\n' ' '; echo; fi; }
 try ws-write sh -c 'echo made > made-in-ws && cat made-in-ws'
-try ws-read cat ` + l.spec + `
+try ws-read cat ` + l.Spec + `
 try sys-read ls /usr/bin
 try etc-read cat /etc/passwd
 try sh /bin/sh -c 'exit 0'
-try out-write sh -c 'echo o > ` + l.out + `/o'
+try out-write sh -c 'echo o > ` + l.Out + `/o'
 try host-write sh -c 'echo pwned >> ` + l.hostFile + `'
-try host-create sh -c 'echo x > ` + l.root + `/new'
+try host-create sh -c 'echo x > ` + l.Root + `/new'
 try record-write sh -c 'echo x >> ` + recordDir + `/state.json'
 try secret-list ls ` + l.secret + `
 try secret-read cat ` + l.secret + `/key
@@ -118,7 +102,7 @@ func supervise(t *testing.T, l *layout, id string, env []string, launcher []stri
 	argv := append(append(launcher, testutil.Binary(t, "loki-supervise")), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.Dir = l.ws
+	cmd.Dir = l.Workspace
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -144,8 +128,8 @@ func newID() string {
 }
 
 func buildArgs(l *layout, id string) []string {
-	return []string{"build", "--execution-id", id, "--run-sh", l.runSh, "--workspace", l.ws,
-		"--loki-dir", filepath.Join(l.ws, ".loki"), "--spec", l.spec, "--provider", "test"}
+	return []string{"build", "--execution-id", id, "--run-sh", l.RunSh, "--workspace", l.Workspace,
+		"--loki-dir", filepath.Join(l.Workspace, ".loki"), "--spec", l.Spec, "--provider", "test"}
 }
 
 // checkConfined asserts every probe line, the host's files, and the
@@ -174,10 +158,10 @@ func checkConfined(t *testing.T, l *layout, r result) {
 	if b, _ := os.ReadFile(l.hostFile); string(b) != "host\n" {
 		t.Errorf("host file now %q", b)
 	}
-	if _, err := os.Stat(filepath.Join(l.root, "new")); err == nil {
+	if _, err := os.Stat(filepath.Join(l.Root, "new")); err == nil {
 		t.Errorf("the runner created a file outside its write paths")
 	}
-	if b, _ := os.ReadFile(filepath.Join(l.out, "o")); string(b) != "o\n" {
+	if b, _ := os.ReadFile(filepath.Join(l.Out, "o")); string(b) != "o\n" {
 		t.Errorf("runtime write path: %q", b)
 	}
 	c, _ := r.record["confinement"].(map[string]any)
@@ -198,10 +182,10 @@ func TestBuildConfined(t *testing.T) {
 	requireLandlock(t)
 	l := newLayout(t)
 	id := newID()
-	if err := os.WriteFile(l.runSh, []byte(l.probeScript(filepath.Join(l.data, "dashboard", "builds", id))), 0o755); err != nil {
+	if err := os.WriteFile(l.RunSh, []byte(l.probeScript(filepath.Join(l.data, "dashboard", "builds", id))), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(l.ws, ".loki"), 0o700)
+	os.MkdirAll(filepath.Join(l.Workspace, ".loki"), 0o700)
 	r := supervise(t, l, id, l.env("LOKI_HOST_LANDLOCK=1"), nil, buildArgs(l, id)...)
 	checkConfined(t, l, r)
 	applied, _ := os.ReadFile(filepath.Join(r.dir, "host-landlock.json"))
@@ -229,12 +213,12 @@ func TestRunConfined(t *testing.T) {
 	requireLandlock(t)
 	l := newLayout(t)
 	id := newID()
-	script := filepath.Join(l.rt, "probe.sh")
+	script := filepath.Join(l.RT, "probe.sh")
 	if err := os.WriteFile(script, []byte(l.probeScript(filepath.Join(l.data, "dashboard", "builds", id))), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := supervise(t, l, id, l.env("LOKI_HOST_LANDLOCK=1"), nil,
-		"run", "--execution-id", id, "--workspace", l.ws, "--", "/bin/sh", script)
+		"run", "--execution-id", id, "--workspace", l.Workspace, "--", "/bin/sh", script)
 	checkConfined(t, l, r)
 }
 
@@ -245,9 +229,9 @@ func TestRefusedWithoutLandlock(t *testing.T) {
 	requireLandlock(t) // the seccomp launcher is what takes it away
 	l := newLayout(t)
 	id := newID()
-	ran := filepath.Join(l.root, "ran")
-	os.WriteFile(l.runSh, []byte("#!/bin/sh\ntouch "+ran+"\n"), 0o755)
-	os.MkdirAll(filepath.Join(l.ws, ".loki"), 0o700)
+	ran := filepath.Join(l.Root, "ran")
+	os.WriteFile(l.RunSh, []byte("#!/bin/sh\ntouch "+ran+"\n"), 0o755)
+	os.MkdirAll(filepath.Join(l.Workspace, ".loki"), 0o700)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

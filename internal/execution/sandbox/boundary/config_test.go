@@ -7,66 +7,41 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 )
 
-// layout is a valid boundary in a temp dir; tests break one thing at a
+// layout is the shared valid boundary (boundarytest) with a file and a
+// bin directory among the runtime read paths; tests break one thing at a
 // time.
 type layout struct {
-	root, protected, wsRoot, workspace, spec, runSh, rt, rtFile, out string
-	env                                                              map[string]string
+	*boundarytest.Layout
+	rtFile string
 }
 
 func newLayout(t *testing.T) *layout {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
+	l := &layout{Layout: boundarytest.New(t, "")}
+	l.rtFile = filepath.Join(l.RT, "tool")
+	if err := os.MkdirAll(filepath.Join(l.RT, "bin"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := &layout{
-		root:      root,
-		protected: filepath.Join(root, "protected"),
-		wsRoot:    filepath.Join(root, "protected", "ws"),
-		workspace: filepath.Join(root, "protected", "ws", "project"),
-		runSh:     filepath.Join(root, "engine", "autonomy", "run.sh"),
-		rt:        filepath.Join(root, "rt"),
-		out:       filepath.Join(root, "out"),
-	}
-	l.spec = filepath.Join(l.workspace, "spec.md")
-	l.rtFile = filepath.Join(l.rt, "tool")
-	for _, d := range []string{l.workspace, filepath.Dir(l.runSh), filepath.Join(l.rt, "bin"), l.out} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{l.runSh, l.spec, l.rtFile} {
-		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.env = map[string]string{
-		EnvProtectedRoot:     l.protected,
-		EnvWorkspaceRoots:    l.wsRoot,
-		EnvRuntimeReadPaths:  l.rt + ":" + l.rtFile,
-		EnvRuntimeWritePaths: l.out,
-		EnvChildPath:         "/usr/bin:/bin:/usr/sbin:/sbin:" + l.rt + "/bin",
-		EnvReservedPorts:     "8080",
-		"HOME":               root,
-	}
+	boundarytest.WriteFile(t, l.rtFile, "x", 0o600)
+	l.Env[EnvRuntimeReadPaths] = l.RT + ":" + l.rtFile
+	l.Env[EnvChildPath] = boundarytest.ChildPath + ":" + l.RT + "/bin"
 	return l
 }
 
-func (l *layout) lookup(k string) (string, bool) { v, ok := l.env[k]; return v, ok }
-
 func TestLoadValid(t *testing.T) {
 	l := newLayout(t)
-	b, err := Load(l.lookup, l.runSh)
+	b, err := Load(l.Lookup, l.RunSh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.EngineSource() != filepath.Join(l.root, "engine") || b.ProtectedRoot() != l.protected {
+	if b.EngineSource() != filepath.Join(l.Root, "engine") || b.ProtectedRoot() != l.Protected {
 		t.Errorf("engine %s, protected %s", b.EngineSource(), b.ProtectedRoot())
 	}
-	if got := b.RuntimeReadPaths(); !slices.Equal(got, []string{l.rt, l.rtFile}) {
+	if got := b.RuntimeReadPaths(); !slices.Equal(got, []string{l.RT, l.rtFile}) {
 		t.Errorf("runtime read paths %v (a file is allowed there)", got)
 	}
 	if got := b.ReservedPorts(); !slices.Equal(got, []int{8080}) {
@@ -143,20 +118,20 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLayout(t)
-			if err := os.Symlink("loop", filepath.Join(l.root, "loop")); err != nil {
+			if err := os.Symlink("loop", filepath.Join(l.Root, "loop")); err != nil {
 				t.Fatal(err)
 			}
 			for k, v := range tc.set {
-				l.env[k] = strings.ReplaceAll(v, "{root}", l.root)
+				l.Env[k] = strings.ReplaceAll(v, "{root}", l.Root)
 			}
 			for _, k := range tc.unset {
-				delete(l.env, k)
+				delete(l.Env, k)
 			}
-			runSh := l.runSh
+			runSh := l.RunSh
 			if tc.runSh != "" {
 				runSh = tc.runSh
 			}
-			_, err := Load(l.lookup, runSh)
+			_, err := Load(l.Lookup, runSh)
 			assertBlame(t, err, tc.blame, tc.reason)
 		})
 	}
@@ -196,17 +171,17 @@ func TestForWorkspaceErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l := newLayout(t)
 			for _, d := range []string{"protected/ws/project/engine/autonomy", "protected/ws/project/engine/sub", "protected/ws/project/autonomy"} {
-				os.MkdirAll(filepath.Join(l.root, d), 0o700)
+				os.MkdirAll(filepath.Join(l.Root, d), 0o700)
 			}
 			for _, f := range []string{"protected/ws/project/engine/autonomy/run.sh", "protected/ws/project/autonomy/run.sh"} {
-				os.WriteFile(filepath.Join(l.root, f), nil, 0o600)
+				os.WriteFile(filepath.Join(l.Root, f), nil, 0o600)
 			}
-			r := func(s string) string { return strings.ReplaceAll(s, "{root}", l.root) }
-			runSh := l.runSh
+			r := func(s string) string { return strings.ReplaceAll(s, "{root}", l.Root) }
+			runSh := l.RunSh
 			if tc.runSh != "" {
 				runSh = r(tc.runSh)
 			}
-			_, err := ForWorkspace(l.lookup, r(tc.workspace), runSh, r(tc.spec))
+			_, err := ForWorkspace(l.Lookup, r(tc.workspace), runSh, r(tc.spec))
 			assertBlame(t, err, tc.blame, tc.reason)
 		})
 	}
@@ -214,9 +189,9 @@ func TestForWorkspaceErrors(t *testing.T) {
 
 func TestIdentityOfErrors(t *testing.T) {
 	l := newLayout(t)
-	_, err := IdentityOf(l.lookup, l.workspace, l.runSh)
+	_, err := IdentityOf(l.Lookup, l.Workspace, l.RunSh)
 	assertBlame(t, err, ArgWorkspaceRoot, "is not an entry")
-	_, err = IdentityOf(l.lookup, filepath.Join(l.root, "none"), l.runSh)
+	_, err = IdentityOf(l.Lookup, filepath.Join(l.Root, "none"), l.RunSh)
 	assertBlame(t, err, ArgWorkspaceRoot, "does not exist")
 }
 
@@ -235,10 +210,10 @@ func TestDedupSystemLinks(t *testing.T) {
 		{"/usr/bin:/bin:/usr/sbin:/sbin", []string{"/usr/bin", "/usr/sbin"}},
 		{"/bin:/usr/bin:/sbin:/usr/sbin", []string{"/usr/bin", "/usr/sbin"}},
 		{"/sbin:/bin", []string{"/usr/sbin", "/usr/bin"}},
-		{"/usr/sbin:" + l.rt + "/bin:/bin:/usr/bin/", []string{"/usr/sbin", l.rt + "/bin", "/usr/bin"}},
+		{"/usr/sbin:" + l.RT + "/bin:/bin:/usr/bin/", []string{"/usr/sbin", l.RT + "/bin", "/usr/bin"}},
 	} {
-		l.env[EnvChildPath] = tc.value
-		b, err := Load(l.lookup, l.runSh)
+		l.Env[EnvChildPath] = tc.value
+		b, err := Load(l.Lookup, l.RunSh)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.value, err)
 		}
@@ -252,21 +227,21 @@ func TestDedupSystemLinks(t *testing.T) {
 // every system: entries that resolve to one directory are one entry.
 func TestDedupResolvedLinks(t *testing.T) {
 	l := newLayout(t)
-	link := filepath.Join(l.protected, "ws-link")
+	link := filepath.Join(l.Protected, "ws-link")
 	if err := os.Symlink("ws", link); err != nil {
 		t.Fatal(err)
 	}
-	other := filepath.Join(l.protected, "other")
+	other := filepath.Join(l.Protected, "other")
 	if err := os.Mkdir(other, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l.env[EnvWorkspaceRoots] = link + ":" + other + ":" + l.wsRoot + ":" + l.protected + "/./other/../ws-link/"
-	b, err := Load(l.lookup, l.runSh)
+	l.Env[EnvWorkspaceRoots] = link + ":" + other + ":" + l.WSRoot + ":" + l.Protected + "/./other/../ws-link/"
+	b, err := Load(l.Lookup, l.RunSh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := b.WorkspaceRoots(); !slices.Equal(got, []string{l.wsRoot, other}) {
-		t.Fatalf("workspace roots %v, want [%s %s]", got, l.wsRoot, other)
+	if got := b.WorkspaceRoots(); !slices.Equal(got, []string{l.WSRoot, other}) {
+		t.Fatalf("workspace roots %v, want [%s %s]", got, l.WSRoot, other)
 	}
 }
 
@@ -275,13 +250,13 @@ func TestPathSpellings(t *testing.T) {
 	for _, tc := range []struct {
 		name, value, want string
 	}{
-		{"home", "~/protected", l.protected},
-		{"python whitespace", "\x1c\x1f " + l.protected + "\u00a0\u3000", l.protected},
-		{"dot and double slash", l.root + "//./protected/", l.protected},
-		{"dot-dot after a file", l.rtFile + "/../../protected", l.protected},
+		{"home", "~/protected", l.Protected},
+		{"python whitespace", "\x1c\x1f " + l.Protected + "\u00a0\u3000", l.Protected},
+		{"dot and double slash", l.Root + "//./protected/", l.Protected},
+		{"dot-dot after a file", l.rtFile + "/../../protected", l.Protected},
 	} {
-		l.env[EnvProtectedRoot] = tc.value
-		b, err := Load(l.lookup, l.runSh)
+		l.Env[EnvProtectedRoot] = tc.value
+		b, err := Load(l.Lookup, l.RunSh)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -9,68 +9,42 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	kernlandlock "github.com/loki-sh/loki/internal/landlock"
 )
 
-// layout is a valid boundary in a temp dir, with a secret beside it that
-// no setting names.
+// layout is the shared valid boundary (boundarytest) with a runtime file
+// outside the runtime directory, port 443 reserved too, a runner log, and
+// a secret beside them that no setting names.
 type layout struct {
-	root, protected, workspace, spec, runSh, engine, rt, rtFile, out, secret, log string
-	env                                                                           map[string]string
+	*boundarytest.Layout
+	rtFile, secret, log string
 }
 
 func newLayout(t *testing.T) *layout {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
+	l := &layout{Layout: boundarytest.New(t, "")}
+	l.rtFile = filepath.Join(l.Root, "tool")
+	l.secret = filepath.Join(l.Root, "secret")
+	l.log = filepath.Join(l.Root, "data", "runner.log")
+	if err := os.MkdirAll(l.secret, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l := &layout{
-		root:      root,
-		protected: filepath.Join(root, "protected"),
-		workspace: filepath.Join(root, "protected", "ws", "project"),
-		engine:    filepath.Join(root, "engine"),
-		runSh:     filepath.Join(root, "engine", "autonomy", "run.sh"),
-		rt:        filepath.Join(root, "rt"),
-		out:       filepath.Join(root, "out"),
-		secret:    filepath.Join(root, "secret"),
-		log:       filepath.Join(root, "data", "runner.log"),
-	}
-	l.spec = filepath.Join(l.workspace, "spec.md")
-	l.rtFile = filepath.Join(root, "tool")
-	for _, d := range []string{l.workspace, filepath.Dir(l.runSh), l.rt, l.out, l.secret} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{l.runSh, l.spec, l.rtFile} {
-		if err := os.WriteFile(f, []byte("x"), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.env = map[string]string{
-		boundary.EnvProtectedRoot:     l.protected,
-		boundary.EnvWorkspaceRoots:    filepath.Join(l.protected, "ws"),
-		boundary.EnvRuntimeReadPaths:  l.rt + ":" + l.rtFile,
-		boundary.EnvRuntimeWritePaths: l.out,
-		boundary.EnvChildPath:         "/usr/bin:/bin:/usr/sbin:/sbin",
-		boundary.EnvReservedPorts:     "8080,443",
-		"HOME":                        root,
-	}
+	boundarytest.WriteFile(t, l.rtFile, "x", 0o700)
+	l.Env[boundary.EnvRuntimeReadPaths] = l.RT + ":" + l.rtFile
+	l.Env[boundary.EnvReservedPorts] = "8080,443"
 	return l
 }
-
-func (l *layout) lookup(k string) (string, bool) { v, ok := l.env[k]; return v, ok }
 
 func (l *layout) workspaceFor(t *testing.T, build bool) *boundary.Workspace {
 	t.Helper()
 	var w *boundary.Workspace
 	var err error
 	if build {
-		w, err = boundary.ForWorkspace(l.lookup, l.workspace, l.runSh, l.spec)
+		w, err = boundary.ForWorkspace(l.Lookup, l.Workspace, l.RunSh, l.Spec)
 	} else {
-		w, err = boundary.ForRun(l.lookup, l.workspace)
+		w, err = boundary.ForRun(l.Lookup, l.Workspace)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -117,21 +91,21 @@ func TestRulesPaths(t *testing.T) {
 			{"/sys", rf | rd},
 			{"/dev/null", rf | wf | tr},
 			{"/dev/urandom", rf | wf | tr},
-			{l.rt, x | rf | rd},
+			{l.RT, x | rf | rd},
 			{l.rtFile, x | rf}, // a file: no directory rights
-			{l.workspace, write},
-			{l.out, write},
+			{l.Workspace, write},
+			{l.Out, write},
 			{l.log, wf | tr},
 		}
 		if build {
 			want = append(want, struct {
 				path   string
 				access uint64
-			}{l.engine, x | rf | rd})
+			}{l.Engine, x | rf | rd})
 			// The spec lies in the workspace; its own rule is read and
 			// execute on a file.
-			if got[l.spec] != x|rf {
-				t.Errorf("spec %s: %v", l.spec, kernlandlock.FSNames(got[l.spec]))
+			if got[l.Spec] != x|rf {
+				t.Errorf("spec %s: %v", l.Spec, kernlandlock.FSNames(got[l.Spec]))
 			}
 		}
 		for _, w := range want {
@@ -139,19 +113,19 @@ func TestRulesPaths(t *testing.T) {
 				t.Errorf("build=%v: %s: %v, want %v", build, w.path, kernlandlock.FSNames(got[w.path]), kernlandlock.FSNames(w.access))
 			}
 		}
-		for _, p := range []string{l.secret, l.root, l.protected, "/", "/tmp", "/root", "/dev", "/run", "/home"} {
+		for _, p := range []string{l.secret, l.Root, l.Protected, "/", "/tmp", "/root", "/dev", "/run", "/home"} {
 			if a, ok := got[p]; ok {
 				t.Errorf("build=%v: %s has a rule (%v); the boundary does not name it", build, p, kernlandlock.FSNames(a))
 			}
 		}
-		if _, ok := got[l.engine]; ok != build {
+		if _, ok := got[l.Engine]; ok != build {
 			t.Errorf("build=%v: engine rule present %v", build, ok)
 		}
 		for p, a := range got {
 			if a&(kernlandlock.FSMakeChar|kernlandlock.FSMakeBlock) != 0 {
 				t.Errorf("%s may make device nodes", p)
 			}
-			if a&^(x|rf|rd) != 0 && !slices.Contains([]string{l.workspace, l.out, l.log}, p) && !slices.Contains(devices, p) {
+			if a&^(x|rf|rd) != 0 && !slices.Contains([]string{l.Workspace, l.Out, l.log}, p) && !slices.Contains(devices, p) {
 				t.Errorf("%s may be written (%v) but is no write path", p, kernlandlock.FSNames(a))
 			}
 		}
@@ -245,22 +219,22 @@ func TestDevicesAsSeatbelt(t *testing.T) {
 func TestConfineSwitch(t *testing.T) {
 	l := newLayout(t)
 	dir := t.TempDir()
-	h := host{goos: "linux", abi: func() int { return 7 }, lookup: l.lookup}
-	if f, c, err := h.confine(dir, l.workspace, l.runSh, l.spec, ""); f != nil || c != nil || err != nil {
+	h := host{goos: "linux", abi: func() int { return 7 }, lookup: l.Lookup}
+	if f, c, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); f != nil || c != nil || err != nil {
 		t.Fatalf("switch off: %v %v %v", f, c, err)
 	}
-	l.env[EnvLandlock] = " Yes "
+	l.Env[EnvLandlock] = " Yes "
 	h.goos = "darwin"
-	if _, _, err := h.confine(dir, l.workspace, l.runSh, l.spec, ""); !errors.Is(err, ErrNotLinux) {
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, ErrNotLinux) {
 		t.Fatalf("on darwin: %v", err)
 	}
 	h.goos = "linux"
 	h.abi = func() int { return 0 }
-	if _, _, err := h.confine(dir, l.workspace, l.runSh, l.spec, ""); !errors.Is(err, ErrABI) {
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, ErrABI) {
 		t.Fatalf("ABI 0: %v", err)
 	}
-	l.env[boundary.EnvReservedPorts] = "x"
-	if _, _, err := h.confine(dir, l.workspace, l.runSh, l.spec, ""); !errors.Is(err, boundary.ErrInvalid) {
+	l.Env[boundary.EnvReservedPorts] = "x"
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, boundary.ErrInvalid) {
 		t.Fatalf("bad boundary: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, RulesetName)); !errors.Is(err, os.ErrNotExist) {

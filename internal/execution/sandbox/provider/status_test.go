@@ -13,44 +13,36 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 )
 
-// fixture is a valid boundary with a fake provider CLI on the child PATH
-// and a pass-through stand-in for sandbox-exec.
+// fixture is the shared valid boundary (boundarytest) with a fake
+// provider CLI on the child PATH and a pass-through stand-in for
+// sandbox-exec.
 type fixture struct {
-	root, wsRoot, runSh, bin, rec string
-	env                           map[string]string
-	prober                        Prober
+	*boundarytest.Layout
+	bin, rec string
+	prober   Prober
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	root := seatbelttest.ShortRoot(t, "pv")
 	f := &fixture{
-		root:   root,
-		wsRoot: filepath.Join(root, "protected", "ws"),
-		runSh:  filepath.Join(root, "engine", "autonomy", "run.sh"),
+		Layout: boundarytest.New(t, root),
 		bin:    filepath.Join(root, "tools", "bin"),
 		rec:    filepath.Join(root, "rec"),
 	}
-	for _, d := range []string{f.wsRoot, filepath.Dir(f.runSh), f.bin, f.rec, filepath.Join(root, "out")} {
+	for _, d := range []string{f.bin, f.rec} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write(t, f.runSh, "#!/bin/sh\n", 0o700)
-	f.env = map[string]string{
-		boundary.EnvProtectedRoot:     filepath.Join(root, "protected"),
-		boundary.EnvWorkspaceRoots:    f.wsRoot,
-		boundary.EnvRuntimeReadPaths:  filepath.Join(root, "tools"),
-		boundary.EnvRuntimeWritePaths: filepath.Join(root, "out"),
-		boundary.EnvChildPath:         f.bin + ":/usr/bin:/bin:/usr/sbin:/sbin",
-		boundary.EnvReservedPorts:     "8080",
-		"LOKI_HOST_SEATBELT":          "1",
-		"HOME":                        root,
-		"ANTHROPIC_API_KEY":           "sk-must-not-reach-the-cli",
-	}
+	f.Env[boundary.EnvRuntimeReadPaths] = filepath.Join(root, "tools")
+	f.Env[boundary.EnvChildPath] = f.bin + ":" + boundarytest.ChildPath
+	f.Env["LOKI_HOST_SEATBELT"] = "1"
+	f.Env["ANTHROPIC_API_KEY"] = "sk-must-not-reach-the-cli"
 	// The stand-in checks it was given a profile that exists, records
 	// that, and runs the command unconfined.
 	sandbox := filepath.Join(root, "sandbox-exec")
@@ -61,7 +53,7 @@ shift 2
 exec "$@"
 `, 0o755)
 	f.prober = Prober{
-		Lookup:           func(k string) (string, bool) { v, ok := f.env[k]; return v, ok },
+		Lookup:           f.Lookup,
 		GOOS:             "darwin",
 		SandboxExec:      sandbox,
 		AuthTimeout:      30 * time.Second,
@@ -116,13 +108,13 @@ func TestStatusClassification(t *testing.T) {
 		cliRuns   int
 	}{
 		{name: "seatbelt off", provider: "claude", auth: loggedIn, ready: readyOK,
-			tweak: func(f *fixture) { f.env["LOKI_HOST_SEATBELT"] = "0" }, want: SeatbeltNotEnabled, available: true},
+			tweak: func(f *fixture) { f.Env["LOKI_HOST_SEATBELT"] = "0" }, want: SeatbeltNotEnabled, available: true},
 		{name: "unsupported provider", provider: "aider", want: AuthProbeUnsupported},
 		{name: "no readiness probe", provider: "codex", auth: "exit 0", want: ReadinessProbeUnsupported},
 		{name: "not macOS", provider: "claude", auth: loggedIn, ready: readyOK,
 			tweak: func(f *fixture) { f.prober.GOOS = "linux" }, want: AuthConfinementUnavailable},
 		{name: "no sandbox-exec", provider: "claude", auth: loggedIn, ready: readyOK,
-			tweak: func(f *fixture) { f.prober.SandboxExec = filepath.Join(f.root, "none") }, want: AuthConfinementUnavailable},
+			tweak: func(f *fixture) { f.prober.SandboxExec = filepath.Join(f.Root, "none") }, want: AuthConfinementUnavailable},
 		{name: "sandbox-exec cannot start", provider: "claude", auth: loggedIn, ready: readyOK,
 			tweak: func(f *fixture) { os.Chmod(f.prober.SandboxExec, 0o600) }, want: CLIUnavailable},
 		{name: "logged in and live", provider: "claude", auth: loggedIn, ready: readyOK,
@@ -159,7 +151,7 @@ func TestStatusClassification(t *testing.T) {
 			if tc.tweak != nil {
 				tc.tweak(f)
 			}
-			res, err := f.prober.Smoke(context.Background(), f.wsRoot, f.runSh, tc.provider)
+			res, err := f.prober.Smoke(context.Background(), f.WSRoot, f.RunSh, tc.provider)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +165,7 @@ func TestStatusClassification(t *testing.T) {
 			if strings.Contains(string(encoded), "SECRET") {
 				t.Fatalf("provider output leaked into the result: %s", encoded)
 			}
-			if left, _ := filepath.Glob(filepath.Join(f.wsRoot, ".provider-auth-probe-*")); len(left) != 0 {
+			if left, _ := filepath.Glob(filepath.Join(f.WSRoot, ".provider-auth-probe-*")); len(left) != 0 {
 				t.Fatalf("probe workspace left behind: %v", left)
 			}
 		})
@@ -201,16 +193,16 @@ func (f *fixture) checkRuns(t *testing.T, provider string, n int) {
 			t.Errorf("run %d argv %q, want %q", i, got, want[i][1:])
 		}
 		cwd, _ := os.ReadFile(filepath.Join(d, "cwd"))
-		if !strings.HasPrefix(string(cwd), filepath.Join(f.wsRoot, ".provider-auth-probe-")) {
+		if !strings.HasPrefix(string(cwd), filepath.Join(f.WSRoot, ".provider-auth-probe-")) {
 			t.Errorf("run %d cwd %q is not the probe workspace", i, cwd)
 		}
 		env, _ := os.ReadFile(filepath.Join(d, "env"))
 		if strings.Contains(string(env), "sk-must-not") || !strings.Contains(string(env), "LOKI_SUPERVISED_BUILD=1") ||
-			!strings.Contains(string(env), "PATH="+f.env[boundary.EnvChildPath]+"\n") {
+			!strings.Contains(string(env), "PATH="+f.Env[boundary.EnvChildPath]+"\n") {
 			t.Errorf("run %d did not get the child environment", i)
 		}
 	}
-	profiles, _ := os.ReadFile(filepath.Join(f.root, "profiles.log"))
+	profiles, _ := os.ReadFile(filepath.Join(f.Root, "profiles.log"))
 	if got := len(strings.Fields(string(profiles))); got < n {
 		t.Errorf("%d runs under a profile, want at least %d", got, n)
 	}
@@ -228,10 +220,10 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 		t.Skip("reads /proc")
 	}
 	f := newFixture(t)
-	pidFile := filepath.Join(f.root, "helper.pid")
+	pidFile := filepath.Join(f.Root, "helper.pid")
 	f.fakeCLI(t, "claude", "sleep 600 & echo $! > "+pidFile+"; wait", "")
 	f.prober.AuthTimeout = time.Second
-	res, err := f.prober.Smoke(context.Background(), f.wsRoot, f.runSh, "claude")
+	res, err := f.prober.Smoke(context.Background(), f.WSRoot, f.RunSh, "claude")
 	if err != nil || res.Classification != AuthProbeTimeout {
 		t.Fatalf("Smoke = %+v, %v; want %s", res, err, AuthProbeTimeout)
 	}
@@ -256,11 +248,11 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 func TestStatusErrors(t *testing.T) {
 	f := newFixture(t)
 	f.fakeCLI(t, "claude", loggedIn, readyOK)
-	if _, err := f.prober.Smoke(context.Background(), filepath.Join(f.root, "nope"), f.runSh, "claude"); !errors.Is(err, boundary.ErrInvalid) {
+	if _, err := f.prober.Smoke(context.Background(), filepath.Join(f.Root, "nope"), f.RunSh, "claude"); !errors.Is(err, boundary.ErrInvalid) {
 		t.Errorf("missing workspace root: %v; want ErrInvalid", err)
 	}
-	f.env[boundary.EnvReservedPorts] = "70000"
-	if _, err := f.prober.Smoke(context.Background(), f.wsRoot, f.runSh, "claude"); !errors.Is(err, boundary.ErrInvalid) {
+	f.Env[boundary.EnvReservedPorts] = "70000"
+	if _, err := f.prober.Smoke(context.Background(), f.WSRoot, f.RunSh, "claude"); !errors.Is(err, boundary.ErrInvalid) {
 		t.Errorf("invalid boundary: %v; want ErrInvalid", err)
 	}
 }

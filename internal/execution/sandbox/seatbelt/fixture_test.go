@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt/seatbelttest"
 )
 
@@ -17,45 +18,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fixture is a valid configuration laid out in a temp dir.
-type fixture struct {
-	root, wsRoot, workspace, spec, runSh string
-	env                                  map[string]string
-}
-
-func newBoundary(t *testing.T, ports string) *fixture {
+// newBoundary is the shared valid boundary (boundarytest) under a short
+// root, since a probe's unix socket path below it must fit in sun_path,
+// with ports reserved.
+func newBoundary(t *testing.T, ports string) *boundarytest.Layout {
 	t.Helper()
-	root := seatbelttest.ShortRoot(t, "sb")
-	b := &fixture{
-		root:      root,
-		wsRoot:    filepath.Join(root, "protected", "ws"),
-		workspace: filepath.Join(root, "protected", "ws", "project"),
-		runSh:     filepath.Join(root, "engine", "autonomy", "run.sh"),
-	}
-	b.spec = filepath.Join(b.workspace, "spec.md")
-	for _, d := range []string{b.workspace, filepath.Dir(b.runSh), filepath.Join(root, "rt"), filepath.Join(root, "out")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range []string{b.runSh, b.spec} {
-		if err := os.WriteFile(f, []byte("x\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b.env = map[string]string{
-		boundary.EnvProtectedRoot:     filepath.Join(root, "protected"),
-		boundary.EnvWorkspaceRoots:    b.wsRoot,
-		boundary.EnvRuntimeReadPaths:  filepath.Join(root, "rt"),
-		boundary.EnvRuntimeWritePaths: filepath.Join(root, "out"),
-		boundary.EnvChildPath:         "/usr/bin:/bin:/usr/sbin:/sbin",
-		boundary.EnvReservedPorts:     ports,
-		"HOME":                        root,
-	}
+	b := boundarytest.New(t, seatbelttest.ShortRoot(t, "sb"))
+	b.Env[boundary.EnvReservedPorts] = ports
 	return b
 }
-
-func (b *fixture) lookup(k string) (string, bool) { v, ok := b.env[k]; return v, ok }
 
 // script writes an executable shell script into dir.
 func script(t *testing.T, dir, name, body string) string {

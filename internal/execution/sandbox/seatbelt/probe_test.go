@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
+	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -89,8 +90,8 @@ func selfPayload(t *testing.T) Payload {
 	return Payload{Binary: exe, Args: []string{"seatbelt-payload"}}
 }
 
-func probeHost(b *fixture, sandbox string) host {
-	return host{goos: "darwin", sandboxExec: sandbox, lookup: b.lookup, probeTimeout: 60 * time.Second}
+func probeHost(b *boundarytest.Layout, sandbox string) host {
+	return host{goos: "darwin", sandboxExec: sandbox, lookup: b.Lookup, probeTimeout: 60 * time.Second}
 }
 
 func leftovers(t *testing.T, root string) []string {
@@ -108,11 +109,11 @@ func TestProbeDetectsNoConfinement(t *testing.T) {
 	b := newBoundary(t, strconv.Itoa(freeLocalPort(t)))
 	passthrough := script(t, t.TempDir(), "sandbox-exec",
 		"[ \"$1\" = -f ] && [ -s \"$2\" ] || exit 64\nshift 2\nexec \"$@\"\n")
-	_, err := probeHost(b, passthrough).probe(context.Background(), b.wsRoot, b.runSh, selfPayload(t))
+	_, err := probeHost(b, passthrough).probe(context.Background(), b.WSRoot, b.RunSh, selfPayload(t))
 	if !errors.Is(err, ErrProbeFailed) || !strings.Contains(err.Error(), "exit 41") {
 		t.Fatalf("probe = %v; want ErrProbeFailed with exit 41", err)
 	}
-	if l := leftovers(t, b.wsRoot); len(l) != 0 {
+	if l := leftovers(t, b.WSRoot); len(l) != 0 {
 		t.Fatalf("probe left %v behind", l)
 	}
 }
@@ -127,7 +128,7 @@ func TestProbePassesUnderDACConfinement(t *testing.T) {
 	setpriv := testutil.RequireCommand(t, "setpriv")
 	b := newBoundary(t, "7,9")
 	// nobody must be able to reach the workspace root to run the payload.
-	for d := b.wsRoot; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
+	for d := b.WSRoot; d != "/tmp" && d != "/"; d = filepath.Dir(d) {
 		if err := os.Chmod(d, 0o711); err != nil {
 			t.Fatal(err)
 		}
@@ -140,11 +141,11 @@ exec `+setpriv+` --reuid=65534 --regid=65534 --clear-groups -- "$@"
 	if err := os.Chmod(filepath.Dir(fake), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := probeHost(b, fake).probe(context.Background(), b.wsRoot, b.runSh, selfPayload(t))
+	res, err := probeHost(b, fake).probe(context.Background(), b.WSRoot, b.RunSh, selfPayload(t))
 	if err != nil {
 		t.Fatalf("probe under DAC confinement: %v", err)
 	}
-	id, err := boundary.IdentityOf(b.lookup, b.wsRoot, b.runSh)
+	id, err := boundary.IdentityOf(b.Lookup, b.WSRoot, b.RunSh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ exec `+setpriv+` --reuid=65534 --regid=65534 --clear-groups -- "$@"
 	if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(res.ProbeSHA256) || res.Map()["probe_sha256"] != res.ProbeSHA256 {
 		t.Errorf("probe_sha256 %q", res.ProbeSHA256)
 	}
-	if l := leftovers(t, b.wsRoot); len(l) != 0 {
+	if l := leftovers(t, b.WSRoot); len(l) != 0 {
 		t.Fatalf("probe left %v behind", l)
 	}
 }
@@ -168,7 +169,7 @@ func TestProbeTimeoutKillsRunner(t *testing.T) {
 	h := probeHost(b, hang)
 	h.probeTimeout = time.Second
 	start := time.Now()
-	_, err := h.probe(context.Background(), b.wsRoot, b.runSh, selfPayload(t))
+	_, err := h.probe(context.Background(), b.WSRoot, b.RunSh, selfPayload(t))
 	if !errors.Is(err, ErrProbeUnfinished) {
 		t.Fatalf("probe = %v; want ErrProbeUnfinished", err)
 	}
@@ -195,11 +196,11 @@ func TestProbeRefusals(t *testing.T) {
 	}
 	defer held.Close()
 	heldEnv := *b
-	heldEnv.env = map[string]string{}
-	for k, v := range b.env {
-		heldEnv.env[k] = v
+	heldEnv.Env = map[string]string{}
+	for k, v := range b.Env {
+		heldEnv.Env[k] = v
 	}
-	heldEnv.env[boundary.EnvReservedPorts] = strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
+	heldEnv.Env[boundary.EnvReservedPorts] = strconv.Itoa(held.Addr().(*net.TCPAddr).Port)
 
 	for _, tc := range []struct {
 		name string
@@ -207,15 +208,15 @@ func TestProbeRefusals(t *testing.T) {
 		root string
 		want error
 	}{
-		{"linux", host{goos: "linux", sandboxExec: fake, lookup: b.lookup}, b.wsRoot, ErrNotMacOS},
-		{"no sandbox-exec", probeHost(b, filepath.Join(b.root, "none")), b.wsRoot, ErrNoSandboxExec},
-		{"workspace root missing", probeHost(b, fake), filepath.Join(b.root, "nope"), boundary.ErrInvalid},
-		{"workspace root not configured", probeHost(b, fake), filepath.Join(b.root, "rt"), boundary.ErrInvalid},
-		{"no free reserved port", probeHost(&heldEnv, fake), b.wsRoot, ErrNoFreePort},
-		{"payload exits 0 without output", probeHost(b, fake), b.wsRoot, ErrProbeFailed},
+		{"linux", host{goos: "linux", sandboxExec: fake, lookup: b.Lookup}, b.WSRoot, ErrNotMacOS},
+		{"no sandbox-exec", probeHost(b, filepath.Join(b.Root, "none")), b.WSRoot, ErrNoSandboxExec},
+		{"workspace root missing", probeHost(b, fake), filepath.Join(b.Root, "nope"), boundary.ErrInvalid},
+		{"workspace root not configured", probeHost(b, fake), filepath.Join(b.Root, "rt"), boundary.ErrInvalid},
+		{"no free reserved port", probeHost(&heldEnv, fake), b.WSRoot, ErrNoFreePort},
+		{"payload exits 0 without output", probeHost(b, fake), b.WSRoot, ErrProbeFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.h.probe(context.Background(), tc.root, b.runSh, selfPayload(t))
+			_, err := tc.h.probe(context.Background(), tc.root, b.RunSh, selfPayload(t))
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("probe = %v; want %v", err, tc.want)
 			}

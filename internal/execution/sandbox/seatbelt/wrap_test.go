@@ -97,7 +97,7 @@ func TestWrapRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{EnvSeatbelt: "yes", EnvProbeSHA256: tc.digest}
-			for k, v := range b.env {
+			for k, v := range b.Env {
 				env[k] = v
 			}
 			for k, v := range tc.env {
@@ -105,7 +105,7 @@ func TestWrapRefusals(t *testing.T) {
 			}
 			h := host{goos: tc.goos, sandboxExec: tc.sandbox, lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 			dir := t.TempDir()
-			got, conf, err := h.wrap(dir, []string{b.runSh}, b.workspace, b.runSh, b.spec)
+			got, conf, err := h.wrap(dir, []string{b.RunSh}, b.Workspace, b.RunSh, b.Spec)
 			if !errors.Is(err, tc.want) || got != nil || conf != nil {
 				t.Fatalf("wrap = %v, %v, %v; want %v", got, conf, err, tc.want)
 			}
@@ -122,13 +122,13 @@ func TestWrapWritesProfile(t *testing.T) {
 	b := newBoundary(t, "8080,9090")
 	fake := script(t, t.TempDir(), "sandbox-exec", "exit 0\n")
 	env := map[string]string{EnvSeatbelt: "1", EnvProbeSHA256: " " + validDigest + "\n"}
-	for k, v := range b.env {
+	for k, v := range b.Env {
 		env[k] = v
 	}
 	h := host{goos: "darwin", sandboxExec: fake, lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
 	execDir := filepath.Join(t.TempDir(), "exec")
-	args := []string{b.runSh, "--provider", "claude", b.spec}
-	got, conf, err := h.wrap(execDir, args, b.workspace, b.runSh, b.spec)
+	args := []string{b.RunSh, "--provider", "claude", b.Spec}
+	got, conf, err := h.wrap(execDir, args, b.Workspace, b.RunSh, b.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestWrapWritesProfile(t *testing.T) {
 	if fi, _ := os.Stat(profilePath); fi.Mode().Perm() != 0o600 {
 		t.Errorf("profile mode %v, want 0600", fi.Mode().Perm())
 	}
-	w, err := boundary.ForWorkspace(h.lookup, b.workspace, b.runSh, b.spec)
+	w, err := boundary.ForWorkspace(h.lookup, b.Workspace, b.RunSh, b.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
