@@ -12,6 +12,7 @@ import (
 	sandboxlandlock "github.com/loki-sh/loki/internal/execution/sandbox/landlock"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/hosttool"
 )
 
 // Kind is what a path argument must name.
@@ -58,24 +59,42 @@ func ResolvePath(name, raw string, kind Kind) (string, error) {
 	return real, nil
 }
 
-// checkRecordOutside refuses a record store the runner could write: one
-// beneath the workspace or the loki dir (LOKI_DATA_DIR inside them, or
-// empty, which is the current directory), or, when a sandbox is armed,
-// beneath a runtime write path. A runner that can edit its own state.json
-// can rewrite how it ended.
-func checkRecordOutside(root string, writable ...string) error {
+// writableRoots are the directories the runner may write that the
+// supervisor knows of: the workspace, the loki dir and, when a sandbox is
+// armed, the runtime write paths (an unconfined runner may write more).
+func writableRoots(workspace, lokiDir string) []string {
+	roots := []string{workspace, lokiDir}
 	if sandboxlandlock.Armed() || seatbelt.Armed() {
 		// An invalid boundary is refused later by the confiner itself,
 		// with its own message.
 		if b, err := boundary.WritePaths(boundary.Environ); err == nil {
-			writable = append(writable, b...)
+			roots = append(roots, b...)
 		}
 	}
-	for _, w := range writable {
+	return roots
+}
+
+// checkRecordOutside refuses a record store the runner could write: one
+// beneath a writable root (LOKI_DATA_DIR inside the workspace, or empty,
+// which is the current directory). A runner that can edit its own
+// state.json can rewrite how it ended.
+func checkRecordOutside(root, workspace, lokiDir string) error {
+	for _, w := range writableRoots(workspace, lokiDir) {
 		if w != "" && boundary.Within(root, w) {
 			return fmt.Errorf("%w: %s: the records (%s) would lie inside %s, which the runner can write: set %s to a directory outside it",
 				ErrRecordWritable, state.EnvDataDir, root, w, state.EnvDataDir)
 		}
 	}
 	return nil
+}
+
+// resolveTools pins the host programs the supervisor runs after the
+// runner (git for the digest, gpg for signatures) before the runner
+// exists, from system directories none of the runner's roots covers. A
+// missing tool is not an error here: the digest then fails, and a
+// signature is "n/a".
+func resolveTools(workspace, lokiDir string) {
+	roots := writableRoots(workspace, lokiDir)
+	hosttool.Resolve("git", roots...)
+	hosttool.Resolve("gpg", roots...)
 }

@@ -97,6 +97,7 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 	}); err != nil {
 		return Result{}, err
 	}
+	resolveTools(s.Workspace, s.LokiDir)
 	// A reused brownfield workspace may hold an older run id; only one
 	// minted after this point may bind this execution's proof.
 	baseline := readRunID(s.LokiDir)

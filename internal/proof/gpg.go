@@ -6,19 +6,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/loki-sh/loki/internal/hosttool"
 )
 
 // GPGTimeout bounds one gpg --verify.
 const GPGTimeout = 30 * time.Second
 
-// checkGPG verifies a detached signature with the gpg on PATH and the
+// resolveGPG finds the system's gpg (a test replaces it).
+var resolveGPG = func() (string, error) { return hosttool.Resolve("gpg") }
+
+// checkGPG verifies a detached signature with the system's gpg (never one
+// found on PATH: hosttool) and the
 // caller's keyring (GNUPGHOME). Without a signature, or without gpg, the
 // verdict is "n/a", as the reference verifier reports it.
 func checkGPG(sig Signature) GPG {
 	if len(sig.Sig) == 0 {
 		return GPGNotApplicable
 	}
-	gpg, err := exec.LookPath("gpg")
+	gpg, err := resolveGPG()
 	if err != nil {
 		return GPGNotApplicable
 	}
@@ -34,6 +40,7 @@ func checkGPG(sig Signature) GPG {
 	ctx, cancel := context.WithTimeout(context.Background(), GPGTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gpg, "--batch", "--no-tty", "--quiet", "--verify", sigPath, data)
+	cmd.Env = hosttool.Env(os.Environ())
 	cmd.WaitDelay = time.Second
 	if cmd.Run() != nil {
 		return GPGBad

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/hosttool"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -81,12 +82,13 @@ func TestDetachedSignature(t *testing.T) {
 			}
 		})
 	}
-	// Without gpg on PATH a signature cannot be checked: "n/a".
+	// Without a system gpg a signature cannot be checked: "n/a".
 	p := writeTemp(t, raw)
 	if err := os.WriteFile(p+".asc", sign(raw), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", t.TempDir())
+	defer func(f func() (string, error)) { resolveGPG = f }(resolveGPG)
+	resolveGPG = func() (string, error) { return "", hosttool.ErrNotFound }
 	in, err := VerifyFile(p)
 	if err != nil || in.GPG != GPGNotApplicable || !in.OK {
 		t.Errorf("without gpg: gpg=%v ok=%v err=%v", in.GPG.JSONValue(), in.OK, err)

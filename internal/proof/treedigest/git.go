@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loki-sh/loki/internal/hosttool"
 )
 
-// gitEnv is the environment git runs with: the caller's, minus every GIT_*
-// variable (GIT_DIR or GIT_WORK_TREE would point git at another tree), with
+// gitEnv is the environment git runs with: the caller's with PATH set to
+// system directories (hosttool.SafePath), minus every GIT_* variable (GIT_DIR or GIT_WORK_TREE would point git at another tree), with
 // messages in English (they are matched below) and no optional index
 // writes, pager or prompt.
 func gitEnv() []string {
@@ -27,7 +29,7 @@ func gitEnv() []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env,
+	return append(hosttool.Env(env),
 		"LC_ALL=C", "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0",
 		"GIT_PAGER=cat")
 }
@@ -47,13 +49,17 @@ type gitRunner struct {
 func (g gitRunner) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append(append([]string{}, gitArgs...), args...)...)
+	git, err := hosttool.Resolve("git")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGit, err)
+	}
+	cmd := exec.CommandContext(ctx, git, append(append([]string{}, gitArgs...), args...)...)
 	cmd.Dir = dir
 	cmd.Env = g.env
 	cmd.WaitDelay = time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: git %s in %s: %v", ErrGit, args[0], dir, ctx.Err())
 	}

@@ -5,6 +5,7 @@ package hostile
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,5 +83,34 @@ func TestSparseFileInWorkTree(t *testing.T) {
 	treeErr, _ := rec["final_tree_error"].(string)
 	if code != 0 || rec["final_tree_sha256"] != "" || !strings.Contains(treeErr, "digest bound") {
 		t.Errorf("exit %d, final_tree_sha256 %q, final_tree_error %q", code, rec["final_tree_sha256"], treeErr)
+	}
+}
+
+// TestPlantedGitOnSupervisorPath: the runner writes a `git` into a runtime
+// write path that is also on the supervisor's PATH (~/.cargo/bin beside a
+// ~/.cargo write path). The supervisor runs git for the digest after the
+// runner, unconfined and as root: it must never run that one (before: it
+// did, and the planted script wrote outside the boundary).
+func TestPlantedGitOnSupervisorPath(t *testing.T) {
+	requireLandlock(t)
+	b := newBox(t)
+	if out, err := exec.Command("git", "-C", b.ws, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	pwned := filepath.Join(b.root, "pwned")
+	b.extra = []string{"PATH=" + b.out + ":" + os.Getenv("PATH")}
+	r := b.start(true, "printf '#!/bin/sh\\ntouch "+pwned+"\\nexec /usr/bin/git \"$@\"\\n' > "+b.out+"/git && chmod 755 "+b.out+"/git && printf '#!/bin/sh\\ntouch "+pwned+"\\n' > "+b.out+"/gpg && chmod 755 "+b.out+"/gpg")
+	code, ok := r.exit(wait)
+	if !ok || code != 0 {
+		t.Fatalf("exit %d (%v); stderr %q", code, ok, r.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(b.out, "git")); err != nil {
+		t.Fatalf("the runner could not plant git: %v", err)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the supervisor ran the runner's git")
+	}
+	if d, _ := r.record()["final_tree_sha256"].(string); len(d) != 64 {
+		t.Errorf("final_tree_sha256 %q: the system git should have digested the tree", d)
 	}
 }
