@@ -122,7 +122,7 @@ func (s procSource) dying(pid int) bool {
 	if err != nil {
 		return false
 	}
-	if flags, ok := statFlags(b); ok && flags&pfExiting != 0 {
+	if st, err := procid.ParseStat(b); err == nil && st.Flags&pfExiting != 0 {
 		return true
 	}
 	b, err = os.ReadFile(s.path(pid, "/status"))
@@ -130,20 +130,6 @@ func (s procSource) dying(pid int) bool {
 		return false
 	}
 	return sigkillPending(b)
-}
-
-// statFlags is field 9 of /proc/PID/stat (the 7th after the command name).
-func statFlags(b []byte) (uint64, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 7 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(f[6]), 10, 64)
-	return v, err == nil
 }
 
 // sigkillPending reads SigPnd (the thread's) and ShdPnd (the process's).

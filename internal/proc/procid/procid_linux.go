@@ -34,7 +34,8 @@ func ParseStat(b []byte) (Status, error) {
 		return Status{}, fmt.Errorf("procid: malformed stat")
 	}
 	f := bytes.Fields(b[i+1:])
-	// After ')': state(0) ppid(1) pgrp(2) session(3) ... starttime(19).
+	// After ')': state(0) ppid(1) pgrp(2) session(3) ... flags(6) ...
+	// starttime(19).
 	if len(f) < 20 || len(f[0]) != 1 {
 		return Status{}, fmt.Errorf("procid: malformed stat")
 	}
@@ -49,6 +50,9 @@ func ParseStat(b []byte) (Status, error) {
 	}
 	if st.SID, err = strconv.Atoi(string(f[3])); err != nil {
 		return Status{}, fmt.Errorf("procid: malformed stat session")
+	}
+	if st.Flags, err = strconv.ParseUint(string(f[6]), 10, 64); err != nil {
+		return Status{}, fmt.Errorf("procid: malformed stat flags")
 	}
 	if st.Start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
 		return Status{}, fmt.Errorf("procid: malformed stat starttime")

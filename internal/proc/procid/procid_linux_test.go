@@ -48,7 +48,7 @@ func TestParseStatCommandWithParens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != 'R' || st.PPID != 10 || st.PGID != 20 || st.SID != 30 || st.Start != 987654 {
+	if st.State != 'R' || st.PPID != 10 || st.PGID != 20 || st.SID != 30 || st.Flags != 4194560 || st.Start != 987654 {
 		t.Fatalf("parsed %+v", st)
 	}
 	if _, err := ParseStat([]byte("12 (short) S 1 2")); err == nil {

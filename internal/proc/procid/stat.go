@@ -11,4 +11,7 @@ type Status struct {
 	// Start is the raw start time: clock ticks since boot on Linux,
 	// microseconds since the epoch on macOS.
 	Start uint64
+	// Flags is the kernel's per-task flags word (PF_*) on Linux, 0
+	// elsewhere.
+	Flags uint64
 }
