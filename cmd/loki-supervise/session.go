@@ -64,7 +64,12 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
                      none: own namespace, nothing reachable (lo down on namespace).
   --fs confined      (namespace default) host files read-only, writable only the cwd
                      and --write PATH; private /tmp; minimal /dev. --fs host: as before.
-                     HOME is read-only too: --write ~/.claude for an agent's state.
+                     HOME is read-only too, except known agents' state (~/.claude,
+                     ~/.claude.json, ~/.gemini, ~/.codex, ~/.npm: kept across sessions;
+                     --agent-state none to drop it). Git hooks and config, shell rc
+                     files, ~/.ssh, ~/.gnupg and the agents' hook/MCP settings stay
+                     read-only even there unless --write names them exactly.
+  --print-policy     print what the agent may write, read and not see, and why; exit.
   --hide PATH        the agent sees PATH empty (e.g. --hide ~/.ssh).
   --pids-max N       at most N tasks in the session (default 4096; 0 or max: none);
   --memory-max SIZE  e.g. 512M, no swap beyond it; an OOM kill exits 137, said on stderr;
@@ -125,7 +130,7 @@ func sessionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-parent-death-signal", Hidden: true},
 		&cli.GenericFlag{Name: "allow-host", Value: &repeated{},
 			Usage: "namespace: the agent's only way out is an HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that reaches HOST, HOST:PORT or *.DOMAIN and nothing else (repeatable; the port defaults to 443 and 80; implies --network loopback)"},
-	}, bundleFlags()...)
+	}, append(agentFilesFlags(), bundleFlags()...)...)
 }
 
 // bundleFlags are shared with oci-spec.
@@ -261,6 +266,16 @@ func runSession(c *cli.Context) error {
 		if c.String("cwd") == "" {
 			cwd = img.Cwd()
 		}
+	}
+	plan, view, err := agentFiles(c, isolation, cwd, env, argv, confinement)
+	if err != nil {
+		return err
+	}
+	if c.Bool("print-policy") {
+		return printPolicy(c, view)
+	}
+	if err := applyAgentFiles(plan, &confinement, backend); err != nil {
+		return err
 	}
 	stdin := os.Stdin
 	if p := c.String("stdin-from"); p != "" {

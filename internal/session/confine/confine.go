@@ -116,6 +116,10 @@ type Policy struct {
 	// Write are host paths the peer may write (besides its cwd), Hide
 	// host paths it finds empty; both absolute and clean.
 	Write, Hide []string
+	// Protect are host paths inside a writable path (the cwd, Write)
+	// that stay read-only: files that run as code later outside the
+	// session (internal/session/agentfs). Absolute and clean.
+	Protect []string
 	// Resources are the session's cgroup limits (resources.go).
 	Resources Resources
 	// Allow, when set, are the destinations (--allow-host values, parsed

@@ -20,9 +20,13 @@ const (
 	KnobFSHost          Knob = "--fs host"
 	KnobWrite           Knob = "--write"
 	KnobHide            Knob = "--hide"
-	KnobPidsMax         Knob = "--pids-max"
-	KnobMemoryMax       Knob = "--memory-max"
-	KnobCPUMax          Knob = "--cpu-max"
+	// KnobProtect: paths kept read-only inside the writable ones (git
+	// hooks, shell rc files: agentfs); asked by default, opted out of
+	// per path with --write PATH.
+	KnobProtect   Knob = "protected paths"
+	KnobPidsMax   Knob = "--pids-max"
+	KnobMemoryMax Knob = "--memory-max"
+	KnobCPUMax    Knob = "--cpu-max"
 	// KnobTTY is the session's -t, not a field of Policy: it needs a
 	// backend that runs loki-init on a devpts of its own.
 	KnobTTY Knob = "--tty"
@@ -32,7 +36,7 @@ const (
 var Knobs = []Knob{
 	KnobUser, KnobUserNSPrivate, KnobUserNSHost, KnobAllowHost,
 	KnobNetworkLoopback, KnobNetworkNone, KnobFSConfined, KnobFSHost,
-	KnobWrite, KnobHide, KnobPidsMax, KnobMemoryMax, KnobCPUMax, KnobTTY,
+	KnobWrite, KnobHide, KnobProtect, KnobPidsMax, KnobMemoryMax, KnobCPUMax, KnobTTY,
 }
 
 // Asks lists the knobs p asks for, in refusal order. The defaults ask
@@ -51,6 +55,7 @@ func (p Policy) Asks() []Knob {
 		KnobFSHost:          p.FS == FSHost,
 		KnobWrite:           len(p.Write) > 0,
 		KnobHide:            len(p.Hide) > 0,
+		KnobProtect:         len(p.Protect) > 0,
 		KnobPidsMax:         p.Resources.PidsMax > 0,
 		KnobMemoryMax:       p.Resources.MemoryMax > 0,
 		KnobCPUMax:          p.Resources.CPU != nil,
@@ -89,6 +94,8 @@ func Sample(k Knob) (p Policy, tty bool) {
 		p.Write = []string{"/srv/write"}
 	case KnobHide:
 		p.Hide = []string{"/srv/hide"}
+	case KnobProtect:
+		p.Protect = []string{"/srv/work/.git/hooks"}
 	case KnobPidsMax:
 		p.Resources.PidsMax = 100
 	case KnobMemoryMax:

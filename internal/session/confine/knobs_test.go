@@ -20,6 +20,7 @@ var knobFields = map[string][]Knob{
 	"FS":                  {KnobFSConfined, KnobFSHost},
 	"Write":               {KnobWrite},
 	"Hide":                {KnobHide},
+	"Protect":             {KnobProtect},
 	"Allow":               {KnobAllowHost},
 	"Resources.PidsMax":   {KnobPidsMax},
 	"Resources.MemoryMax": {KnobMemoryMax},

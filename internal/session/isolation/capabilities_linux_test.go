@@ -45,7 +45,7 @@ func refusals() map[string]map[confine.Knob]string {
 	d[confine.KnobAllowHost] = prefix + "docker cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
 	d[confine.KnobFSHost] = prefix + "docker cannot give --fs host; the container sees only its image; use --bind SRC:DST and --writable-rootfs, or --isolation namespace"
 	n := map[confine.Knob]string{confine.KnobUserNSHost: "", confine.KnobFSHost: ""}
-	for _, k := range []confine.Knob{confine.KnobUser, confine.KnobNetworkLoopback, confine.KnobNetworkNone, confine.KnobFSConfined, confine.KnobWrite, confine.KnobHide} {
+	for _, k := range []confine.Knob{confine.KnobUser, confine.KnobNetworkLoopback, confine.KnobNetworkNone, confine.KnobFSConfined, confine.KnobWrite, confine.KnobHide, confine.KnobProtect} {
 		n[k] = prefix + "none cannot give " + string(k) + "; use --isolation namespace or oci, which apply it"
 	}
 	for _, k := range []confine.Knob{confine.KnobPidsMax, confine.KnobMemoryMax, confine.KnobCPUMax} {

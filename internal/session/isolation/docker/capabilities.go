@@ -24,6 +24,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 			confine.KnobFSHost:          session.Refused("the container sees only its image; use --bind SRC:DST and --writable-rootfs, or --isolation namespace"),
 			confine.KnobWrite:           session.Given,
 			confine.KnobHide:            session.Given,
+			confine.KnobProtect:         session.Given,
 			confine.KnobPidsMax:         session.Given,
 			confine.KnobMemoryMax:       session.Given,
 			confine.KnobCPUMax:          session.Given,

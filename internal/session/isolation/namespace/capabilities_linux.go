@@ -32,6 +32,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 			confine.KnobFSHost:          session.Given,
 			confine.KnobWrite:           session.Given,
 			confine.KnobHide:            session.Given,
+			confine.KnobProtect:         session.Given,
 			confine.KnobPidsMax:         session.Given,
 			confine.KnobMemoryMax:       session.Given,
 			confine.KnobCPUMax:          session.Given,

@@ -25,6 +25,7 @@ func (Backend) Capabilities() session.Capabilities {
 			confine.KnobFSHost:          session.Given,
 			confine.KnobWrite:           confined,
 			confine.KnobHide:            confined,
+			confine.KnobProtect:         confined,
 			confine.KnobPidsMax:         limits,
 			confine.KnobMemoryMax:       limits,
 			confine.KnobCPUMax:          limits,

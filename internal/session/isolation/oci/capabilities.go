@@ -37,6 +37,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 			confine.KnobFSHost:          session.Refused("the container sees only --rootfs; use --writable-rootfs and --bind SRC:DST"),
 			confine.KnobWrite:           session.Given,
 			confine.KnobHide:            session.Given,
+			confine.KnobProtect:         session.Given,
 			confine.KnobPidsMax:         pids,
 			confine.KnobMemoryMax:       session.Given,
 			confine.KnobCPUMax:          session.Given,

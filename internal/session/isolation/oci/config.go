@@ -215,6 +215,10 @@ func mounts(o Options) ([]specs.Mount, error) {
 		}
 		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: []string{"rbind", "nosuid", "nodev", "ro"}})
 	}
+	for _, p := range o.Confine.Protect {
+		// Inside a --write path, read-only again (agentfs).
+		ms = append(ms, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", "nosuid", "nodev", "ro"}})
+	}
 	for _, h := range o.Confine.Hide {
 		// --hide PATH: an empty read-only tmpfs over the container's
 		// PATH, /dev/null over a file.

@@ -18,6 +18,8 @@ import (
 // /dev, hide covered.
 type fsPlan struct {
 	write, read, hide []string
+	// protect are read-only again inside the writable paths.
+	protect []string
 	// host: --fs host, only hide applies.
 	host bool
 	// trees are idmapped mounts (idmap_linux.go) to attach at their
@@ -152,10 +154,36 @@ func (p fsPlan) apply() error {
 	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("remount /dev read-only: %w", err)
 	}
+	for _, pr := range p.protect {
+		if err := protectPath(pr); err != nil {
+			return err
+		}
+	}
 	for _, h := range p.hide {
 		if err := mask(h); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// protectPath makes path, inside a writable mount, read-only: a bind of
+// itself, remounted read-only. It must exist (the supervisor made a
+// placeholder where it did not): a path left out would be one the peer
+// may create.
+func protectPath(path string) error {
+	if _, err := os.Lstat(path); err != nil {
+		return fmt.Errorf("protect %s: %w", path, err)
+	}
+	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("protect %s: %w", path, err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return fmt.Errorf("protect %s: %w", path, err)
+	}
+	if err := unix.Mount("", path, "", uintptr(unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY)|mountFlags(st.Flags), ""); err != nil {
+		return fmt.Errorf("protect %s: %w", path, err)
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	}
 	fs := &fsPlan{hide: policy.Hide, host: true}
 	if policy.FS != confine.FSHost {
-		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, trees: trees}
+		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, protect: policy.Protect, trees: trees}
 		for _, t := range policy.IDMap {
 			fs.treeOrder = append(fs.treeOrder, t.Path)
 		}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/session"
+	"github.com/loki-sh/loki/internal/session/agentfs"
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/namespace"
+	"github.com/loki-sh/loki/internal/session/isolation/none"
+	"github.com/loki-sh/loki/internal/session/isolation/oci"
+)
+
+// agentFilesFlags: the agent-state knob and --print-policy.
+func agentFilesFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "agent-state", Value: "auto",
+			Usage: "auto (namespace: known agents' state, e.g. ~/.claude, ~/.gemini, ~/.codex, writable and kept; made when the command names the agent) | none"},
+		&cli.BoolFlag{Name: "print-policy", Usage: "print what the agent may write, read and not see, and why, then exit (with --json: one JSON object)"},
+		&cli.BoolFlag{Name: "json", Usage: "with --print-policy: print JSON"},
+	}
+}
+
+// resolved is p with symlinks resolved when it exists.
+func resolved(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// agentFiles plans the agent's state and protected files for this
+// session (agentfs) and the view --print-policy shows.
+func agentFiles(c *cli.Context, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, confine.View, error) {
+	view := confine.View{Backend: isolation, FS: p.FS}
+	if view.FS == "" {
+		view.FS = confine.FSConfined
+		if isolation == none.Name {
+			view.FS = confine.FSHost
+		}
+	}
+	state := c.String("agent-state")
+	if state != "auto" && state != "none" {
+		return agentfs.Plan{}, view, usage("--agent-state %q: want auto or none", state)
+	}
+	if view.FS == confine.FSHost {
+		view.Notes = append(view.Notes, "--fs host: the host's files as the agent's uid may use them; nothing is protected")
+		return agentfs.Plan{}, view, nil
+	}
+	in := agentfs.Input{Argv: argv, NoState: state == "none" || isolation != namespace.Name}
+	for _, w := range p.Write {
+		in.Writable = append(in.Writable, w)
+		in.Explicit = append(in.Explicit, w)
+	}
+	home := os.Getenv("HOME")
+	if isolation == namespace.Name {
+		home = env["HOME"]
+		if cwd != "/" {
+			in.Writable = append([]string{resolved(cwd)}, in.Writable...)
+			view.Writable = append(view.Writable, confine.PathRule{Path: cwd, Why: "the session's cwd (the workspace)"})
+		}
+	}
+	if filepath.IsAbs(home) {
+		in.Home = resolved(home)
+	}
+	plan := agentfs.Resolve(in)
+	view.Agents = plan.Agents
+	for _, w := range p.Write {
+		view.Writable = append(view.Writable, confine.PathRule{Path: w, Why: "--write"})
+	}
+	for _, e := range plan.State {
+		view.Writable = append(view.Writable, confine.PathRule{Path: e.Path, Why: "agent state, kept across sessions: " + e.Why, Create: e.Missing})
+	}
+	switch isolation {
+	case namespace.Name:
+		view.ReadOnly = append(view.ReadOnly, confine.PathRule{Path: "/", Why: "every other host path: each mount read-only"})
+		view.Hidden = append(view.Hidden,
+			confine.PathRule{Path: "/tmp", Why: "a private tmpfs (a cwd, --write or HOME under /tmp is shown again)"},
+			confine.PathRule{Path: "/dev", Why: "a minimal /dev (null zero full random urandom tty, own pts and shm)"},
+			confine.PathRule{Path: "/run", Why: "the host's unix sockets under /run are covered (connect(2) ignores read-only)"})
+	default:
+		view.ReadOnly = append(view.ReadOnly, confine.PathRule{Path: "/", Why: "the container's root filesystem"})
+		view.Notes = append(view.Notes, "agent state is not bound: the agent's HOME is the container's; --write a host state dir (e.g. ~/.claude) to keep it")
+	}
+	for _, e := range plan.Protected {
+		r := confine.PathRule{Path: e.Path, Why: "protected: " + e.Why}
+		switch {
+		case e.OptIn:
+			r.Why = "--write opts in to a protected path: " + e.Why
+			view.Writable = append(view.Writable, r)
+			continue
+		case e.Missing && e.NoPlaceholder:
+			r.Uncovered = true
+		case e.Missing:
+			r.Create = true
+		}
+		view.ReadOnly = append(view.ReadOnly, r)
+	}
+	for _, h := range p.Hide {
+		view.Hidden = append(view.Hidden, confine.PathRule{Path: h, Why: "--hide"})
+	}
+	for _, m := range confine.MaskedPaths {
+		view.Hidden = append(view.Hidden, confine.PathRule{Path: m, Why: "kernel interface (as Docker's default)"})
+	}
+	view.Hidden = append(view.Hidden, confine.PathRule{Path: "(control root)", Why: "other sessions' leases"})
+	return plan, view, nil
+}
+
+// printPolicy writes the view, text or JSON.
+func printPolicy(c *cli.Context, v confine.View) error {
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	v.Text(c.App.Writer)
+	return nil
+}
+
+// applyAgentFiles makes what the plan needs on the host and gives the
+// state paths and protected paths to the policy and the backend.
+func applyAgentFiles(plan agentfs.Plan, p *confine.Policy, backend session.Backend) error {
+	if err := plan.Prepare(); err != nil {
+		return notLaunched(fmt.Errorf("%w; or run with --agent-state none", err))
+	}
+	p.Write = append(p.Write, plan.Writable()...)
+	p.Protect = plan.ReadOnly()
+	switch b := backend.(type) {
+	case *oci.Backend:
+		b.Options.Confine.Protect = p.Protect
+	case *docker.Backend:
+		for _, pr := range p.Protect {
+			b.Options.Binds = append(b.Options.Binds, pr+":"+pr+":ro")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package confine
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// View is a session's effective filesystem policy as a user reads it
+// (session --print-policy, doctor): every path the policy names, and
+// why it is there.
+type View struct {
+	Backend string `json:"backend"`
+	FS      FS     `json:"fs"`
+	// Agents are the known agents the command names (agentfs).
+	Agents   []string   `json:"agents"`
+	Writable []PathRule `json:"writable"`
+	ReadOnly []PathRule `json:"read_only"`
+	Hidden   []PathRule `json:"hidden"`
+	// Notes are what the policy does not cover, one line each.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PathRule is one path of a View.
+type PathRule struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+	// Create: missing on the host; the session makes it at start.
+	Create bool `json:"create,omitempty"`
+	// Uncovered: a protected path that is missing and cannot be
+	// covered by a placeholder: the agent could create it.
+	Uncovered bool `json:"uncovered,omitempty"`
+}
+
+// Text writes v for a person, one path a line.
+func (v View) Text(w io.Writer) {
+	fmt.Fprintf(w, "backend %s, filesystem %s", v.Backend, v.FS)
+	if len(v.Agents) > 0 {
+		fmt.Fprintf(w, ", agents named: %s", strings.Join(v.Agents, ", "))
+	}
+	fmt.Fprintln(w)
+	for _, s := range []struct {
+		title string
+		rules []PathRule
+	}{{"writable", v.Writable}, {"read-only", v.ReadOnly}, {"hidden", v.Hidden}} {
+		fmt.Fprintf(w, "%s:\n", s.title)
+		for _, r := range s.rules {
+			note := ""
+			switch {
+			case r.Create:
+				note = " (missing: made at start)"
+			case r.Uncovered:
+				note = " (missing: NOT covered, the agent could create it)"
+			}
+			fmt.Fprintf(w, "  %-40s %s%s\n", r.Path, r.Why, note)
+		}
+	}
+	for _, n := range v.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
