@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
@@ -77,7 +77,7 @@ Example:
 				if opts.ControlRoot, err = filepath.Abs(root); err != nil {
 					return usage("oci-spec: %v", err)
 				}
-				if rel, err := filepath.Rel(opts.ControlRoot, ctl); err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") {
+				if rel, ok := mounts.Within(ctl, opts.ControlRoot); !ok || rel == "." {
 					return usage("oci-spec: --control-dir %s is not inside --control-root %s", ctl, opts.ControlRoot)
 				}
 			}

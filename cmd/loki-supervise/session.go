@@ -18,6 +18,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
@@ -353,7 +354,7 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 	default:
 		binds := *c.Generic("bind").(*repeated)
 		for _, s := range binds {
-			if _, err := oci.ParseBind(s); err != nil {
+			if _, err := mounts.ParseBind(s); err != nil {
 				return nil, usage("--bind %q: want SRC:DST[:ro|:rw], both paths absolute", s)
 			}
 		}
@@ -401,9 +402,9 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 		return oci.Options{}, err
 	}
 	userns := oci.UserNamespace(confinement, os.Geteuid())
-	var binds []oci.Bind
+	var binds []mounts.Bind
 	for _, s := range *c.Generic("bind").(*repeated) {
-		b, err := oci.ParseBind(s)
+		b, err := mounts.ParseBind(s)
 		if err != nil {
 			return oci.Options{}, usage("%v", err)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
-	"github.com/loki-sh/loki/internal/session/isolation/oci"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // Name is the --isolation value of this backend.
@@ -152,7 +152,7 @@ func Args(o Options) ([]string, error) {
 	// --mount, not --volume: a missing source is an error, never a new
 	// directory created on the host (the oci backend's rule).
 	for _, b := range o.Binds {
-		pb, err := oci.ParseBind(b)
+		pb, err := mounts.ParseBind(b)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw], both paths absolute", ErrOptions, b)
 		}
@@ -188,15 +188,15 @@ func controlRootMasks(o Options) ([]string, error) {
 	if root == "" {
 		root = o.ControlDir
 	}
-	var binds []oci.Bind
+	var binds []mounts.Bind
 	for _, s := range o.Binds {
-		b, err := oci.ParseBind(s)
+		b, err := mounts.ParseBind(s)
 		if err != nil {
 			return nil, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw], both paths absolute", ErrOptions, s)
 		}
 		binds = append(binds, b)
 	}
-	dests, err := oci.ControlRootViews(root, binds, nil)
+	dests, err := mounts.ControlRootViews(root, binds, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
@@ -40,7 +41,7 @@ func idmapTrees(write []string, home string) []stage.IDMapTree {
 	for _, w := range write {
 		trees = append(trees, stage.IDMapTree{Path: w})
 	}
-	if home = homeDir(home); home != "" && !stage.UnderAny(home, write) && unsearchable(home, nil) == "" {
+	if home = homeDir(home); home != "" && !mounts.UnderAny(home, write) && unsearchable(home, nil) == "" {
 		trees = append(trees, stage.IDMapTree{Path: home, RO: true})
 	}
 	sort.SliceStable(trees, func(i, j int) bool { return len(trees[i].Path) < len(trees[j].Path) })
@@ -67,10 +68,10 @@ func homeDir(home string) string {
 // dir under /tmp is the private /tmp's, and one under a tree is shown by
 // that tree.
 func unsearchable(path string, trees []stage.IDMapTree) string {
-	for d := filepath.Dir(path); d != "/" && !stage.Under(d, "/tmp"); d = filepath.Dir(d) {
+	for d := filepath.Dir(path); d != "/" && !mounts.Under(d, "/tmp"); d = filepath.Dir(d) {
 		covered := false
 		for _, t := range trees {
-			covered = covered || stage.Under(d, t.Path)
+			covered = covered || mounts.Under(d, t.Path)
 		}
 		var st unix.Stat_t
 		if !covered && (unix.Stat(d, &st) != nil || st.Mode&0o001 == 0) {

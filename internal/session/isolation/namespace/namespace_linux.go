@@ -21,6 +21,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 
@@ -34,18 +35,18 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
-	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && stage.Under(filepath.Clean(exe), "/tmp") {
+	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.Under(filepath.Clean(exe), "/tmp") {
 		// The agent's own executable stays reachable under the private
 		// /tmp, read-only.
 		pol.Read = append(pol.Read, filepath.Clean(exe))
 	}
-	if pol.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !stage.UnderAny(req.Peer.Cwd, pol.Write) {
+	if pol.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !mounts.UnderAny(req.Peer.Cwd, pol.Write) {
 		// The cwd is the workspace: writable, unless it is / (then
 		// only what --write names is).
 		pol.Write = append([]string{req.Peer.Cwd}, pol.Write...)
 	}
 	private := b.privateUserNS(req.Confine)
-	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && stage.Under(home, "/tmp") {
+	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && mounts.Under(home, "/tmp") {
 		// HOME under /tmp (CI's) stays visible in the private /tmp,
 		// read-only (as root in a private user namespace it is an
 		// idmapped tree instead).
@@ -191,7 +192,7 @@ func (b *Backend) check(p confine.Policy, controlRoot string) error {
 	// parents (the root itself is masked by a searchable tmpfs; under a
 	// private /tmp, the stage makes them anew, searchable).
 	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
-		if p.FS != confine.FSHost && stage.Under(d, "/tmp") {
+		if p.FS != confine.FSHost && mounts.Under(d, "/tmp") {
 			continue
 		}
 		var st unix.Stat_t

@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // Fixed paths inside the container.
@@ -29,35 +29,6 @@ const DefaultPidsLimit = confine.DefaultPidsMax
 
 // ErrOptions reports an unusable Options value.
 var ErrOptions = errors.New("invalid OCI bundle options")
-
-// Bind is an extra host directory exposed in the container (e.g. the
-// workspace).
-type Bind struct {
-	Source, Destination string
-	ReadOnly            bool
-}
-
-// ParseBind parses SRC:DST[:ro|:rw].
-func ParseBind(s string) (Bind, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return Bind{}, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw]", ErrOptions, s)
-	}
-	b := Bind{Source: parts[0], Destination: parts[1]}
-	if len(parts) == 3 {
-		switch parts[2] {
-		case "ro":
-			b.ReadOnly = true
-		case "rw":
-		default:
-			return Bind{}, fmt.Errorf("%w: --bind %q: mode must be ro or rw", ErrOptions, s)
-		}
-	}
-	if !filepath.IsAbs(b.Source) || !filepath.IsAbs(b.Destination) {
-		return Bind{}, fmt.Errorf("%w: --bind %q: both paths must be absolute", ErrOptions, s)
-	}
-	return b, nil
-}
 
 // Options are the inputs of Config.
 type Options struct {
@@ -79,7 +50,7 @@ type Options struct {
 	// Confine is the session's confinement policy (user, network).
 	Confine  confine.Policy
 	Hostname string
-	Binds    []Bind
+	Binds    []mounts.Bind
 	// CgroupsPath is linux.cgroupsPath ("" = the runtime's default): on
 	// cgroup v2 the session's own cgroup nests the container's in it.
 	CgroupsPath string
@@ -115,7 +86,7 @@ func Config(o Options) (*specs.Spec, error) {
 	if hostname == "" {
 		hostname = "loki"
 	}
-	ms, err := mounts(o)
+	ms, err := specMounts(o)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +157,7 @@ func resources(pids int64, r confine.Resources) *specs.LinuxResources {
 	return &lr
 }
 
-func mounts(o Options) ([]specs.Mount, error) {
+func specMounts(o Options) ([]specs.Mount, error) {
 	sys := specs.Mount{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}}
 	if o.UserNS != nil && !o.Confine.Net().Private() {
 		// A user namespace may mount sysfs only with a network
@@ -249,10 +220,10 @@ func controlRootMasks(o Options) ([]specs.Mount, error) {
 	if root == "" {
 		root = o.ControlDir
 	}
-	views := append([]Bind{{Source: o.Rootfs, Destination: "/"}}, o.Binds...)
-	dests, err := ControlRootViews(root, views, hiddenByTmpfs)
+	views := append([]mounts.Bind{{Source: o.Rootfs, Destination: "/"}}, o.Binds...)
+	dests, err := mounts.ControlRootViews(root, views, hiddenByTmpfs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	var masks []specs.Mount
 	for _, d := range dests {
@@ -260,62 +231,6 @@ func controlRootMasks(o Options) ([]specs.Mount, error) {
 			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0700", "size=64k"}})
 	}
 	return masks, nil
-}
-
-// ControlRootViews lists the container paths where the views (the rootfs
-// at "/", binds) would show the host's control root: it holds every
-// session's lease, and a peer that could write another session's lease
-// could keep that session alive after its host stopped renewing, so each
-// of those paths must be masked. A view whose source is inside the control
-// root is refused (ErrOptions): no mask could cover it. hiddenInRootfs are
-// container paths the rootfs view does not show (the container's own
-// tmpfs mounts).
-func ControlRootViews(root string, views []Bind, hiddenInRootfs []string) ([]string, error) {
-	root = realPath(root)
-	var dests []string
-	for _, v := range views {
-		src := realPath(v.Source)
-		if rel, ok := within(src, root); ok && rel != "." {
-			return nil, fmt.Errorf("%w: %s is inside the control root %s (other sessions' leases)", ErrOptions, v.Source, root)
-		}
-		rel, ok := within(root, src)
-		if !ok {
-			continue
-		}
-		dest := filepath.Join(v.Destination, rel)
-		if v.Destination == "/" && underAny(dest, hiddenInRootfs) {
-			continue
-		}
-		dests = append(dests, dest)
-	}
-	return dests, nil
-}
-
-// within reports whether path is dir or below it, and path relative to dir.
-func within(path, dir string) (string, bool) {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-		return "", false
-	}
-	return rel, true
-}
-
-func underAny(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if _, ok := within(path, d); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// realPath resolves symlinks where the path exists, so that /var/run/loki
-// and /run/loki are recognised as one directory.
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
 }
 
 // Marshal renders a config as runtimes read it.

@@ -11,6 +11,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // TestConfig decodes the rendered config strictly into the runtime-spec
@@ -76,17 +77,17 @@ func TestControlRootMasked(t *testing.T) {
 	tests := []struct {
 		name   string
 		rootfs string
-		binds  []Bind
+		binds  []mounts.Bind
 		want   []string // mask destinations
 		fails  bool
 	}{
 		{"separate rootfs", "/nonexistent-rootfs", nil, nil, false},
 		{"host root", "/", nil, []string{root}, false},
 		{"rootfs is the parent", filepath.Dir(root), nil, []string{"/" + filepath.Base(root)}, false},
-		{"bind of the parent", "/r", []Bind{{Source: filepath.Dir(root), Destination: "/h"}}, []string{"/h/" + filepath.Base(root)}, false},
-		{"bind of the root itself", "/r", []Bind{{Source: root, Destination: "/h"}}, []string{"/h"}, false},
-		{"bind inside the root", "/r", []Bind{{Source: filepath.Join(root, "session-2"), Destination: "/h"}}, nil, true},
-		{"unrelated bind", "/r", []Bind{{Source: "/usr", Destination: "/usr"}}, nil, false},
+		{"bind of the parent", "/r", []mounts.Bind{{Source: filepath.Dir(root), Destination: "/h"}}, []string{"/h/" + filepath.Base(root)}, false},
+		{"bind of the root itself", "/r", []mounts.Bind{{Source: root, Destination: "/h"}}, []string{"/h"}, false},
+		{"bind inside the root", "/r", []mounts.Bind{{Source: filepath.Join(root, "session-2"), Destination: "/h"}}, nil, true},
+		{"unrelated bind", "/r", []mounts.Bind{{Source: "/usr", Destination: "/usr"}}, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,26 +139,6 @@ func TestControlDirMaskedWithoutRoot(t *testing.T) {
 	}
 	if m := s.Mounts[len(s.Mounts)-1]; m.Destination != "/nonexistent-loki/ctl" || m.Type != "tmpfs" {
 		t.Errorf("last mount %+v, want a tmpfs over the control dir", m)
-	}
-}
-
-func TestParseBind(t *testing.T) {
-	tests := []struct {
-		in   string
-		ok   bool
-		want Bind
-	}{
-		{"/a:/b", true, Bind{Source: "/a", Destination: "/b"}},
-		{"/a:/b:ro", true, Bind{Source: "/a", Destination: "/b", ReadOnly: true}},
-		{"a:/b", false, Bind{}},
-		{"/a", false, Bind{}},
-		{"/a:/b:xx", false, Bind{}},
-	}
-	for _, tc := range tests {
-		got, err := ParseBind(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseBind(%q) = %+v, %v", tc.in, got, err)
-		}
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // makeMountPoints creates, as the host's root, the mount points of ms that
@@ -29,7 +31,7 @@ func makeMountPoints(rootfs string, ms []specs.Mount) error {
 	var earlier []string
 	for _, m := range ms {
 		dst := filepath.Clean("/" + m.Destination)
-		inside := underAny(dst, earlier)
+		inside := mounts.UnderAny(dst, earlier)
 		earlier = append(earlier, dst)
 		if inside || dst == "/" {
 			continue

@@ -10,6 +10,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // TestUserNamespace: as root the default is a private user namespace;
@@ -67,7 +68,7 @@ func TestConfigUserNamespace(t *testing.T) {
 	r := confine.IDRange{UID: 100000, GID: 200000, Size: 65536}
 	for _, net := range []confine.Network{confine.NetworkHost, confine.NetworkLoopback} {
 		s, err := Config(Options{Rootfs: rootfs, Init: init, ControlDir: "/run/loki/s/control", UID: 0, GID: 0, UserNS: &r,
-			Binds:   []Bind{{Source: "/srv/ro", Destination: "/ro", ReadOnly: true}, {Source: "/srv/rw", Destination: "/rw"}},
+			Binds:   []mounts.Bind{{Source: "/srv/ro", Destination: "/ro", ReadOnly: true}, {Source: "/srv/rw", Destination: "/rw"}},
 			Confine: confine.Policy{Write: []string{"/srv/w"}, Network: net}})
 		if err != nil {
 			t.Fatal(err)

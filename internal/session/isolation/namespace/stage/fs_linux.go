@@ -11,6 +11,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // fsPlan is the confined filesystem of one session: the host's mounts
@@ -40,7 +42,7 @@ var covers = []string{"/tmp", "/dev"}
 // coveredBy returns the dir of covers that path is below, "" when none.
 func coveredBy(path string) string {
 	for _, c := range covers {
-		if Under(path, c) {
+		if mounts.Under(path, c) {
 			return c
 		}
 	}
@@ -110,7 +112,7 @@ func (p fsPlan) apply() error {
 		kept = append(kept, held{path: w, fd: fd})
 	}
 	for _, r := range p.read {
-		if _, ok := p.trees[r]; ok || UnderAny(r, p.write) {
+		if _, ok := p.trees[r]; ok || mounts.UnderAny(r, p.write) {
 			continue // already reachable (and writable, under a --write)
 		}
 		fd, err := unix.Open(r, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -121,12 +123,12 @@ func (p fsPlan) apply() error {
 	}
 	// Parents first: a read-only HOME under /tmp, then the cwd in it.
 	sort.SliceStable(kept, func(i, j int) bool { return len(kept[i].path) < len(kept[j].path) })
-	mounts, err := mountPointsUnder("/")
+	mps, err := mountPointsUnder("/")
 	if err != nil {
 		return err
 	}
-	for _, m := range mounts {
-		if UnderAny(m, p.write) {
+	for _, m := range mps {
+		if mounts.UnderAny(m, p.write) {
 			continue
 		}
 		if err := remountReadOnly(m); err != nil {

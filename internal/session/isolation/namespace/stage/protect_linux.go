@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // protectKernel takes from the peer every way the shared /sys and the
@@ -24,11 +25,11 @@ import (
 // capabilities is still the owner of those root-owned files, so without
 // this the file mode alone would let it write them.
 func protectKernel() error {
-	mounts, err := mountPointsUnder("/sys")
+	mps, err := mountPointsUnder("/sys")
 	if err != nil {
 		return err
 	}
-	for _, m := range mounts {
+	for _, m := range mps {
 		if err := remountReadOnly(m); err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func mountPointsUnder(dir string) ([]string, error) {
 			continue
 		}
 		mp := unescapeMountinfo(fields[4])
-		if (dir == "/" || mp == dir || strings.HasPrefix(mp, dir+"/")) && !seen[mp] {
+		if mounts.Under(mp, dir) && !seen[mp] {
 			seen[mp] = true
 			out = append(out, mp)
 		}

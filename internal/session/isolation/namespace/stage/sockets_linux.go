@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // socketDirs are where the host's daemons keep their pathname sockets
@@ -40,7 +42,7 @@ func maskSockets(writable []string) error {
 			if n++; n > maxSocketWalk {
 				return fmt.Errorf("more than %d entries under %s: cannot vouch for its sockets; use --fs host or --hide %s", maxSocketWalk, real, real)
 			}
-			if d.Type()&fs.ModeSocket == 0 || UnderAny(path, writable) {
+			if d.Type()&fs.ModeSocket == 0 || mounts.UnderAny(path, writable) {
 				return nil
 			}
 			err = unix.Mount("/dev/null", path, "", unix.MS_BIND, "")

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -68,19 +67,4 @@ func ParseArgs(args []string) (control string, argv []string, err error) {
 		return "", nil, errors.New("control dir mismatch")
 	}
 	return args[0], args[1:], nil
-}
-
-// Under reports whether path is dir or below it.
-func Under(path, dir string) bool {
-	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
-}
-
-// UnderAny reports whether path is under one of dirs.
-func UnderAny(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if Under(path, d) {
-			return true
-		}
-	}
-	return false
 }
