@@ -81,11 +81,15 @@ Example:
 					return usage("oci-spec: --control-dir %s is not inside --control-root %s", ctl, opts.ControlRoot)
 				}
 			}
+			eof, err := eofRule(c)
+			if err != nil {
+				return err
+			}
 			opts.InitArgs = session.Config{
 				LeaseDuration: c.Duration("lease-duration"),
 				PollInterval:  c.Duration("poll-interval"),
 				Grace:         c.Duration("grace"),
-				WaitAfterEOF:  c.Bool("wait-after-eof"),
+				EOF:           eof,
 			}.InitArgs()
 			spec, err := oci.Config(opts)
 			if errors.Is(err, confine.ErrUnsupported) {

@@ -90,7 +90,7 @@ Examples:
   loki-supervise session --env ANTHROPIC_API_KEY --env NO_COLOR=1 -- codex acp
   loki-supervise session --isolation oci --runtime runc --rootfs /srv/agent-rootfs \
       --bind /home/me/proj:/work --cwd /work -- /usr/bin/agent
-  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session --wait-after-eof -- ./rpc-server
+  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | loki-supervise session --eof wait -- ./rpc-server
   loki-supervise session -t -- bash      # a shell with job control, on a terminal of its own
 
 Terminal (-t/--tty): loki-init runs the agent on a pseudo-terminal allocated inside the
@@ -98,12 +98,14 @@ isolation, as a session leader in the foreground (^C, ^Z, ^\ and window resizes 
 this terminal is in raw mode meanwhile and restored on every way out (after a kill -9 of
 loki-supervise itself, type "reset"). stdout and stderr are then one stream.
 
-Stdin EOF: like the reference, loki-init treats the end of the host's input as the
-end of a single-shot session: an agent still running 1 s after stdin EOF is ended
-(exit 0, or the nonzero code it already earned; 125 with "eof-cut-output" when it was
-still writing, so a cut-off output never looks like success). Interactive clients (ACP) keep stdin
-open until they have their answer; a script that pipes one request in and wants the
-whole reply passes --wait-after-eof. --isolation none always waits for the agent.`,
+Stdin EOF (--eof): when stdin is a pipe or a socket, its EOF is the client's hang-up
+and, like the reference, ends a single-shot session: an agent still running 1 s later
+is ended (exit 0, or the nonzero code it already earned; 125 with "eof-cut-output" when
+it was still writing, so a cut-off output never looks like success). Interactive clients
+(ACP) keep stdin open until they have their answer; a script that pipes one request in
+and wants the whole reply passes --eof wait (or --wait-after-eof). A stdin that is
+/dev/null, a file or a terminal (cron, CI, "< request.json") waits for the agent to
+exit; --eof end cuts it there too. The same rule on every backend.`,
 		Flags: sessionFlags(),
 		Action: func(c *cli.Context) error {
 			return runSession(c)
@@ -142,7 +144,8 @@ func bundleFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed"},
 		&cli.DurationFlag{Name: "poll-interval", Value: session.DefaultPollInterval, Usage: "how often loki-init checks the lease"},
 		&cli.DurationFlag{Name: "grace", Value: session.DefaultGrace, Usage: "loki-init's delay between forwarding SIGTERM to the peer and killing it"},
-		&cli.BoolFlag{Name: "wait-after-eof", Usage: "after stdin EOF, let the agent run until it exits (the lease still bounds it) instead of ending the session 1 s later"},
+		&cli.StringFlag{Name: "eof", Value: "auto", Usage: "what stdin's EOF does: end (a peer still running 1 s later is ended: the reference's single-shot rule), wait (it runs until it exits; the lease still bounds it), auto (end when stdin is a pipe or socket, wait for /dev/null, a file or a terminal)"},
+		&cli.BoolFlag{Name: "wait-after-eof", Usage: "the same as --eof wait"},
 		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
 		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
 		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
@@ -191,6 +194,21 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 		return confine.Policy{}, err
 	}
 	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
+}
+
+// eofRule reads --eof and its older spelling --wait-after-eof.
+func eofRule(c *cli.Context) (session.EOFRule, error) {
+	rule, err := session.ParseEOFRule(c.String("eof"))
+	if err != nil {
+		return rule, usage("%v", err)
+	}
+	if c.Bool("wait-after-eof") {
+		if rule == session.EOFEnd {
+			return rule, usage("--wait-after-eof is --eof wait: drop one of --eof end and --wait-after-eof")
+		}
+		rule = session.EOFWait
+	}
+	return rule, nil
 }
 
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
@@ -278,10 +296,20 @@ func runSession(c *cli.Context) error {
 	if err := applyAgentFiles(plan, &confinement, backend); err != nil {
 		return err
 	}
+	eof, err := eofRule(c)
+	if err != nil {
+		return err
+	}
 	stdin := os.Stdin
 	if p := c.String("stdin-from"); p != "" {
 		if stdin, err = os.Open(p); err != nil {
 			return usage("session: %v", err)
+		}
+	}
+	peer := launch.Spec{Argv: argv, Cwd: cwd, Env: env}
+	if isolation == namespace.Name || isolation == none.Name {
+		if err := session.CheckCommand(peer); err != nil {
+			return err
 		}
 	}
 	sigs := make(chan os.Signal, 4)
@@ -289,13 +317,13 @@ func runSession(c *cli.Context) error {
 	defer signal.Stop(sigs)
 	return session.Run(session.Config{
 		Backend:       backend,
-		Peer:          launch.Spec{Argv: argv, Cwd: cwd, Env: env},
+		Peer:          peer,
 		LeaseDuration: c.Duration("lease-duration"),
 		RenewInterval: c.Duration("renew-interval"),
 		PollInterval:  c.Duration("poll-interval"),
 		Grace:         c.Duration("grace"),
 		StopTimeout:   c.Duration("stop-timeout"),
-		WaitAfterEOF:  c.Bool("wait-after-eof"),
+		EOF:           eof,
 		TTY:           c.Bool("tty"),
 		Relay:         c.Bool("relay"),
 		ControlRoot:   c.String("control-root"),

@@ -111,6 +111,9 @@ func writeAll(w *os.File, b []byte) error {
 
 // copyFallback is the portable relay: read/write through the runtime.
 func copyFallback(dst, src *os.File) error {
+	if isTerminal(src) {
+		return copyTerminal(dst, src)
+	}
 	_, err := io.Copy(dst, src)
 	return err
 }

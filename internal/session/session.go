@@ -37,7 +37,9 @@ type Config struct {
 	PollInterval  time.Duration // loki-init -poll-interval
 	Grace         time.Duration // loki-init -grace (its own TERM-to-KILL delay)
 	StopTimeout   time.Duration // supervisor: forwarded signal to kill
-	WaitAfterEOF  bool          // loki-init -wait-after-eof
+	// EOF is what host stdin's end does (EOFAuto: by the kind of stdin,
+	// see eofRule); EOFWait is loki-init's -wait-after-eof.
+	EOF EOFRule
 	// TTY runs the peer on a pseudo-terminal inside the isolation; Stdin
 	// must be the host terminal, which is in raw mode while the session
 	// runs and restored when Run returns.
@@ -108,7 +110,7 @@ func (c Config) InitArgs() []string {
 		"-poll-interval", c.PollInterval.String(),
 		"-grace", c.Grace.String(),
 	}
-	if c.WaitAfterEOF {
+	if c.EOF == EOFWait {
 		args = append(args, "-wait-after-eof")
 	}
 	return args
@@ -121,6 +123,10 @@ func Run(cfg Config) error {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return exitcode.Usage(err)
+	}
+	cfg.EOF = cfg.eofRule()
+	if !cfg.TTY {
+		defer ignoreTTIN(cfg.Stdin)()
 	}
 	caps := cfg.Backend.Capabilities()
 	if err := admit(cfg, caps); err != nil {
@@ -277,10 +283,31 @@ func runDirect(cfg Config) error {
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
+	var cut eofCut
+	finished, cutDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(cutDone)
+		if cfg.EOF == EOFEnd && cfg.Stdin != nil {
+			cut.watch(proc, hangup(cfg.Stdin), finished)
+		}
+	}()
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
+	close(finished)
+	<-cutDone
 	proc.Close()
+	if cut.ended && killedBy == 0 && exit.Signal == int(syscall.SIGKILL) && exit.Escaped == nil {
+		// The single-shot rule ended the peer, as loki-init would have.
+		if cut.writing {
+			return exitcode.Refused(errEOFCut)
+		}
+		return nil
+	}
 	return decide(exit, killedBy, forwarded)
 }
+
+// errEOFCut is the line of a peer ended by the single-shot rule while it
+// was still writing: loki-init's own refusal line, word for word.
+var errEOFCut = errors.New("ACP supervisor refused at supervision: eof-cut-output")
 
 // decide is the one place a session's outcome becomes an exit code.
 // forwarded is the signal passed on to the session (0: none).
