@@ -10,4 +10,8 @@
 // stream: the init reads exactly 4+N bytes under its own lease checks, so no
 // byte meant for the peer is ever consumed. Errors never quote the input,
 // because the env carries secrets.
+//
+// LookPath is how a launch's argv[0] is found, in the launch's own env and
+// cwd: the init and the supervisor's runners (package lineage) share it,
+// so a command resolves the same wherever it is started.
 package launch

@@ -3,9 +3,7 @@ package pid1
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -13,9 +11,6 @@ import (
 	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/launch"
 )
-
-// defaultPath is searched when the launch env has no PATH, as execvp does.
-const defaultPath = "/bin:/usr/bin"
 
 // peer is the spawned agent and the init's ends of its three pipes.
 type peer struct {
@@ -182,44 +177,18 @@ func isDir(p string) bool {
 	return unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 }
 
-// lookPath resolves argv[0] the way the peer's own environment would: a
-// name with a slash is taken as is (relative to cwd), a bare name is looked
-// up in the launch env's PATH, never in the init's.
+// lookPath resolves argv[0] in the launch's own env and cwd, never the
+// init's (launch.LookPath); any failure is ErrNotExecutable.
 func lookPath(name, cwd string, env map[string]string) (string, error) {
-	if strings.Contains(name, "/") {
-		p := name
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-		if !executable(p) {
-			return "", launch.ErrNotExecutable
-		}
-		return p, nil
-	}
 	search, ok := env["PATH"]
 	if !ok {
-		search = defaultPath
+		search = launch.DefaultPath
 	}
-	for _, dir := range filepath.SplitList(search) {
-		if dir == "" {
-			dir = "."
-		}
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(cwd, dir)
-		}
-		if p := filepath.Join(dir, name); executable(p) {
-			return p, nil
-		}
+	p, err := launch.LookPath(name, search, cwd)
+	if err != nil {
+		return "", launch.ErrNotExecutable
 	}
-	return "", launch.ErrNotExecutable
-}
-
-func executable(p string) bool {
-	var st unix.Stat_t
-	if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false
-	}
-	return unix.Access(p, unix.X_OK) == nil
+	return p, nil
 }
 
 // spawnScoped runs spawn, when scope is set on a thread of its own that

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
@@ -177,8 +178,6 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 
 func closeFD(fd int) { _ = unix.Close(fd) }
 
-// lookPath resolves name like execvp would, with the child's PATH, relative
-// to the child's directory.
 // checkDir names a working directory the runner could not enter: the
 // chdir fails in the child, and its error would otherwise blame the exec
 // gate ("fork/exec /proc/self/exe: no such file or directory").
@@ -198,55 +197,23 @@ func checkDir(dir string) error {
 	return nil
 }
 
+// lookPath resolves name like execvp would (launch.LookPath), with the
+// child's PATH, relative to the child's directory.
 func lookPath(name string, env []string, dir string) (string, error) {
-	if strings.Contains(name, "/") {
-		p := name
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		return p, checkExecutable(p, name)
-	}
-	pathEnv := "/usr/local/bin:/usr/bin:/bin"
+	path := launch.DefaultPath
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathEnv = v
+			path = v
 		}
 	}
-	denied := false
-	for _, d := range filepath.SplitList(pathEnv) {
-		if d == "" {
-			d = "."
-		}
-		p := filepath.Join(d, name)
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		err := checkExecutable(p, name)
-		if err == nil {
-			return p, nil
-		}
-		if errors.Is(err, ErrPermission) {
-			denied = true
-		}
-	}
-	if denied {
+	p, err := launch.LookPath(name, path, dir)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
 		return "", fmt.Errorf("%w: %s", ErrPermission, name)
+	case err != nil:
+		return "", fmt.Errorf("%w: %s", ErrNotFound, name)
 	}
-	return "", fmt.Errorf("%w: %s", ErrNotFound, name)
-}
-
-func checkExecutable(p, name string) error {
-	fi, err := os.Stat(p)
-	if err != nil {
-		if errors.Is(err, os.ErrPermission) {
-			return fmt.Errorf("%w: %s", ErrPermission, name)
-		}
-		return fmt.Errorf("%w: %s", ErrNotFound, name)
-	}
-	if fi.IsDir() || unix.Access(p, unix.X_OK) != nil {
-		return fmt.Errorf("%w: %s", ErrPermission, name)
-	}
-	return nil
+	return p, nil
 }
 
 func signalOf(ps *os.ProcessState) (int, bool) {
