@@ -78,6 +78,12 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
                      (v1 or v2) on namespace and oci (with linux.resources); docker's flags.
 A backend that cannot give what is asked exits 127 with one line; none refuses all of it.
 
+Policy file (docs/policy.md): --policy FILE, else the workspace's .loki/policy.toml,
+else ~/.config/loki/policy.toml holds the same settings as the flags (TOML, strict;
+flags override it); --profile NAME lays [profile.NAME] over it, and claude, codex and
+gemini are built in (the variables each agent needs, e.g. ANTHROPIC_API_KEY).
+A workspace's own file may narrow the session, never widen it.
+
 Environment: the agent gets HOME LANG LC_ALL LC_CTYPE LOGNAME PATH TERM TZ USER (when
 set) plus what --env names, never the supervisor's whole environment.
 
@@ -133,7 +139,7 @@ func sessionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "no-parent-death-signal", Hidden: true},
 		&cli.GenericFlag{Name: "allow-host", Value: &repeated{},
 			Usage: "namespace: the agent's only way out is an HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that reaches HOST, HOST:PORT or *.DOMAIN and nothing else (repeatable; the port defaults to 443 and 80; implies --network loopback)"},
-	}, append(agentFilesFlags(), bundleFlags()...)...)
+	}, append(append(agentFilesFlags(), policyFlags()...), bundleFlags()...)...)
 }
 
 // bundleFlags are shared with oci-spec.
@@ -235,6 +241,9 @@ func runSession(c *cli.Context) error {
 		return usage("session: no command given: loki-supervise session [flags] -- CMD [ARGS...]")
 	}
 	if err := positiveDurations(c, append(timingFlags, "stop-timeout")...); err != nil {
+		return err
+	}
+	if _, err := applyPolicyFile(c, policyWorkspace(c)); err != nil {
 		return err
 	}
 	policy, err := peerenv.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))

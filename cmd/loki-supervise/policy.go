@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/egress"
+	"github.com/loki-sh/loki/internal/session/peerenv"
+	"github.com/loki-sh/loki/internal/session/policyfile"
+)
+
+// policyFlags choose the policy file a session reads.
+func policyFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "policy", Usage: "read the session's settings from this TOML `FILE` (default: the workspace's .loki/policy.toml, else ~/.config/loki/policy.toml); flags override it"},
+		&cli.StringFlag{Name: "profile", Usage: "lay the file's [profile.`NAME`] over its top level; built in: claude, codex, gemini (what the agent needs from your environment)"},
+		&cli.BoolFlag{Name: "no-policy", Usage: "read no policy file, only the flags"},
+	}
+}
+
+// settingCheck parses one setting's value with the code its flag's value
+// goes through, so a bad value in a file is refused naming the file and
+// line rather than later as if typed.
+var settingCheck = map[string]func(v string) error{
+	"isolation": func(v string) error {
+		switch v {
+		case "namespace", "oci", "docker", "none":
+			return nil
+		}
+		return fmt.Errorf("%q: want namespace, oci, docker or none", v)
+	},
+	"fs":         func(v string) error { _, err := confine.ParseFS(v); return err },
+	"network":    func(v string) error { _, err := confine.ParseNetwork(v); return err },
+	"user":       func(v string) error { _, err := confine.ParseUser(v); return err },
+	"userns":     func(v string) error { _, err := confine.ParseUserNS(v); return err },
+	"pids-max":   func(v string) error { _, err := confine.ParsePidsMax(v); return err },
+	"memory-max": func(v string) error { _, err := confine.ParseMemoryMax(v); return err },
+	"cpu-max":    func(v string) error { _, err := confine.ParseCPUMax(v); return err },
+	"allow-host": func(v string) error { _, err := egress.Parse([]string{v}); return err },
+	"env":        func(v string) error { _, err := peerenv.ParseRule(v); return err },
+	"write":      func(string) error { return nil }, // checked with the flags' paths, which must exist
+	"hide":       func(string) error { return nil },
+}
+
+// applyPolicyFile finds and reads the session's policy file and hands
+// each setting to its flag, unless the flag was given on the command line
+// (or by its environment variable). It returns where each setting came
+// from, for --print-policy.
+func applyPolicyFile(c *cli.Context, workspace string) (map[string]string, error) {
+	sources := map[string]string{}
+	path := c.String("policy")
+	if path == "" && !c.Bool("no-policy") {
+		cfg, _ := os.UserConfigDir()
+		path = policyfile.Find(workspace, cfg)
+	}
+	if path != "" && c.Bool("no-policy") {
+		return nil, usage("session: --policy with --no-policy: pick one")
+	}
+	pol, err := policyfile.Resolve(path, c.String("profile"))
+	if err != nil {
+		return nil, usage("session: %v", err)
+	}
+	// The workspace's own file came with the project (or was left there
+	// by an earlier agent): it may narrow the session, never widen it.
+	// Whatever widens is the user's to say, on the command line or in
+	// their own config dir.
+	fromWorkspace := c.String("policy") == "" && path != "" && strings.HasPrefix(path, filepath.Join(workspace, ".loki")+string(filepath.Separator))
+	home, _ := os.UserHomeDir()
+	for _, s := range pol.Settings {
+		if c.IsSet(s.Key) {
+			sources[s.Key] = "command line (over " + s.Source.String() + ")"
+			continue
+		}
+		check := settingCheck[s.Key]
+		for _, v := range s.Values {
+			if check == nil {
+				return nil, usage("session: %s: %s: this setting has no flag here", s.Source, s.Key)
+			}
+			if err := check(v); err != nil {
+				return nil, usage("session: %s: %s: %v", s.Source, s.Key, err)
+			}
+			if (s.Key == "write" || s.Key == "hide") && home != "" && (v == "~" || strings.HasPrefix(v, "~/")) {
+				v = filepath.Join(home, strings.TrimPrefix(v, "~"))
+			}
+			if fromWorkspace && s.Source.File != "" {
+				if why := widens(s.Key, v, workspace); why != "" {
+					return nil, usage("session: %s: %s: a workspace's policy file cannot %s; say it on the command line or in %s",
+						s.Source, s.Key, why, filepath.Join("~/.config/loki", "policy.toml"))
+				}
+			}
+			if err := c.Set(s.Key, v); err != nil {
+				return nil, usage("session: %s: %s: %v", s.Source, s.Key, err)
+			}
+		}
+		sources[s.Key] = s.Source.String()
+	}
+	return sources, nil
+}
+
+// policyWorkspace is where the default search looks for .loki/policy.toml:
+// the session's --cwd when it is a host directory, else the current one.
+func policyWorkspace(c *cli.Context) string {
+	if d := c.String("cwd"); d != "" {
+		if abs, err := filepath.Abs(d); err == nil {
+			if st, err := os.Stat(abs); err == nil && st.IsDir() {
+				return abs
+			}
+		}
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// widens says how setting key to v would give the agent more than the
+// default session, or "" when it does not.
+func widens(key, v, workspace string) string {
+	switch key {
+	case "env":
+		return "pass variables from your environment to the agent"
+	case "user", "userns", "isolation":
+		return "choose the agent's user or isolation"
+	case "fs":
+		if v != string(confine.FSConfined) {
+			return "widen the filesystem"
+		}
+	case "pids-max":
+		if v == "0" || v == "max" {
+			return "lift the pids limit"
+		}
+	case "write":
+		p := v
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workspace, p)
+		}
+		p = filepath.Clean(p)
+		if p != workspace && !strings.HasPrefix(p, workspace+string(filepath.Separator)) {
+			return "make a path outside the workspace writable"
+		}
+	}
+	return ""
+}
