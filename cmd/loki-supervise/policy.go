@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -51,7 +52,7 @@ var settingCheck = map[string]func(v string) error{
 // each setting to its flag, unless the flag was given on the command line
 // (or by its environment variable). It returns where each setting came
 // from, for --print-policy.
-func applyPolicyFile(c *cli.Context, workspace string) (map[string]string, error) {
+func applyPolicyFile(c *cli.Context, workspace string) ([]confine.Setting, error) {
 	sources := map[string]string{}
 	path := c.String("policy")
 	if path == "" && !c.Bool("no-policy") {
@@ -99,7 +100,34 @@ func applyPolicyFile(c *cli.Context, workspace string) (map[string]string, error
 		}
 		sources[s.Key] = s.Source.String()
 	}
-	return sources, nil
+	return settingsOf(c, sources), nil
+}
+
+// settingsOf lists the settings with an origin, in key order, with the
+// values the flags now hold.
+func settingsOf(c *cli.Context, sources map[string]string) []confine.Setting {
+	for k := range policyfile.Keys {
+		if _, ok := sources[k]; !ok && c.IsSet(k) {
+			sources[k] = "command line"
+		}
+	}
+	var keys []string
+	for k := range sources {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []confine.Setting
+	for _, k := range keys {
+		var v []string
+		switch x := c.Generic(k).(type) {
+		case *repeated:
+			v = append(v, *x...)
+		default:
+			v = []string{c.String(k)}
+		}
+		out = append(out, confine.Setting{Name: k, Value: v, From: sources[k]})
+	}
+	return out
 }
 
 // policyWorkspace is where the default search looks for .loki/policy.toml:

@@ -243,7 +243,8 @@ func runSession(c *cli.Context) error {
 	if err := positiveDurations(c, append(timingFlags, "stop-timeout")...); err != nil {
 		return err
 	}
-	if _, err := applyPolicyFile(c, policyWorkspace(c)); err != nil {
+	settings, err := applyPolicyFile(c, policyWorkspace(c))
+	if err != nil {
 		return err
 	}
 	policy, err := peerenv.Parse(*c.Generic("env").(*repeated), c.Bool("no-default-env"))
@@ -300,6 +301,7 @@ func runSession(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("print-policy") {
+		view.Settings = settings
 		return printPolicy(c, view)
 	}
 	if err := applyAgentFiles(plan, &confinement, backend); err != nil {

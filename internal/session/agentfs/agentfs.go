@@ -96,6 +96,7 @@ var Protected = []File{
 	{".gitconfig", false, "git config (hooks path, aliases, filters run code)"},
 	{".config/git", true, "git config (hooks path, aliases, filters run code)"},
 	{".npmrc", false, "npm config (script-shell runs code)"},
+	{".config/loki", true, "loki's own policy file (the next session's confinement)"},
 }
 
 // Workspace are the files of a writable project dir that git runs as
@@ -105,6 +106,7 @@ var Workspace = []File{
 	{".git/hooks", true, "git hooks run on the next commit"},
 	{".git/config", false, "git config (hooks path, filters run code)"},
 	{".envrc", false, "direnv runs it on cd"},
+	{".loki/policy.toml", false, "the project's loki policy (the next session's confinement)"},
 }
 
 // noPlaceholder are protected files whose mere presence changes what

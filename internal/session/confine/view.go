@@ -19,6 +19,16 @@ type View struct {
 	Hidden   []PathRule `json:"hidden"`
 	// Notes are what the policy does not cover, one line each.
 	Notes []string `json:"notes,omitempty"`
+	// Settings say where each setting that is not a default came from:
+	// the command line, a policy file's line, a profile.
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is one session setting and its origin.
+type Setting struct {
+	Name  string   `json:"name"`
+	Value []string `json:"value"`
+	From  string   `json:"from"`
 }
 
 // PathRule is one path of a View.
@@ -54,6 +64,12 @@ func (v View) Text(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  %-40s %s%s\n", r.Path, r.Why, note)
 		}
+	}
+	if len(v.Settings) > 0 {
+		fmt.Fprintln(w, "settings:")
+	}
+	for _, st := range v.Settings {
+		fmt.Fprintf(w, "  %-12s %-28s %s\n", st.Name, strings.Join(st.Value, " "), st.From)
 	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)

@@ -87,6 +87,13 @@ func TestPolicyFile(t *testing.T) {
 		})
 	}
 
+	// The agent cannot rewrite the project's policy for the next session.
+	put("hide = [\"/srv\"]\n")
+	code, _, errOut := policySession(t, ws, nil, "--", "sh", "-c", "echo 'fs = \"host\"' >> .loki/policy.toml")
+	if body, _ := os.ReadFile(policy); code == 0 || string(body) != "hide = [\"/srv\"]\n" {
+		t.Fatalf("the agent rewrote .loki/policy.toml: exit %d, now %q (stderr %q)", code, body, errOut)
+	}
+
 	// A built-in profile passes the agent's variables, and only those.
 	put("")
 	code, out, errOut := policySession(t, ws, []string{"ANTHROPIC_API_KEY=sk-test", "OPENAI_API_KEY=sk-other"},
