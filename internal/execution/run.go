@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/runnerenv"
+	"github.com/loki-sh/loki/internal/execution/sandbox/harden"
 	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/proc/lineage"
@@ -98,6 +99,10 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 		return Result{}, err
 	}
 	resolveTools(s.Workspace, s.LokiDir)
+	// The supervisor's environment may hold secrets the runner's
+	// allowlist keeps out: keep /proc/<supervisor>/environ and fd closed
+	// to a runner without CAP_SYS_PTRACE (every confined one).
+	_ = harden.HideSelf()
 	// A reused brownfield workspace may hold an older run id; only one
 	// minted after this point may bind this execution's proof.
 	baseline := readRunID(s.LokiDir)

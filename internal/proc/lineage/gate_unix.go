@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/execution/sandbox/harden"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/landlock"
 )
@@ -81,6 +82,15 @@ func runGate(nonce string) error {
 		runtime.LockOSThread()
 		err := landlock.RestrictSelf(rulesetFD)
 		unix.Close(rulesetFD)
+		// What Landlock does not cover: no capabilities (chown, raw
+		// sockets, modules, ...) and a seccomp filter (clone3 into
+		// another cgroup, MPTCP, IP_LOCAL_PORT_RANGE, io_uring).
+		if err == nil {
+			err = harden.DropCapabilities()
+		}
+		if err == nil {
+			err = harden.InstallFilter()
+		}
 		if err != nil {
 			var errno unix.Errno
 			if !errors.As(err, &errno) {
@@ -89,6 +99,12 @@ func runGate(nonce string) error {
 			writeStatus(uint32(errno) | restrictFailed)
 			return LaunchError(ErrLaunch)
 		}
+	}
+	// A descriptor the supervisor's caller left open (not close-on-exec)
+	// must not reach the runner, as the reference's close_fds=True.
+	if err := harden.CloseOnExecFrom(statusFD + 1); err != nil {
+		writeStatus(uint32(unix.EBADF))
+		return LaunchError(ErrLaunch)
 	}
 	path, argv := os.Args[1], os.Args[2:]
 	env := make([]string, 0, len(os.Environ()))

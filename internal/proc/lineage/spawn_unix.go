@@ -166,7 +166,7 @@ func spawn(c Command, src source, path, token, nonce string, cg *cgroup) (*Runne
 			closeFD(pidfd)
 		}
 		if v&restrictFailed != 0 {
-			return nil, 0, fmt.Errorf("%w: enforcing the Landlock ruleset: %s", ErrLaunch, errno.Error())
+			return nil, 0, fmt.Errorf("%w: confining the runner (Landlock, capabilities, seccomp): %s", ErrLaunch, errno.Error())
 		}
 		return nil, 0, fmt.Errorf("%w: exec %s: %s", classifyExec(errno), filepath.Base(path), errno.Error())
 	default:

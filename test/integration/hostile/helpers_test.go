@@ -28,6 +28,7 @@ type box struct {
 	t                             *testing.T
 	root, ws, out, hostFile, data string
 	extra                         []string
+	files                         []*os.File // the supervisor's fds 3, 4, ...
 }
 
 func newBox(t *testing.T) *box {
@@ -113,6 +114,7 @@ func (b *box) start(confined bool, script string, flags ...string) *run {
 	r.cmd.Env = b.env(confined)
 	r.cmd.Dir = b.ws
 	r.cmd.Stderr = &r.stderr
+	r.cmd.ExtraFiles = b.files
 	if err := r.cmd.Start(); err != nil {
 		b.t.Fatal(err)
 	}

@@ -39,6 +39,11 @@ var KnownLimitations = []string{
 	"unrestricted-outbound-network",
 	"pathname-unix-sockets-reachable",
 	"proc-and-sys-readable",
+	// Landlock does not cover chmod, utimensat or user xattrs: a runner
+	// may change those of a file its own uid owns outside the granted
+	// trees (a root runner: root's files). No capabilities, so no chown
+	// of another's file and no security.* xattr.
+	"metadata-of-files-the-runner-uid-owns",
 }
 
 // Confinement is the state.json record of a confined run.
