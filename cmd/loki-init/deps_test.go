@@ -10,7 +10,8 @@ import (
 // module it may use only the host<->init contracts, the reaper, the exit
 // codes, internal/pid1, its build identity (cmd/internal/version), and
 // the namespace backend's stage with what it
-// applies (the policy's types, Landlock, the egress listener handoff,
+// applies (the policy's types, Landlock, the syscall policy, the egress
+// listener handoff,
 // the backends' path containment in isolation/mounts, a stdlib leaf).
 // Anything else (sessions, executions, proof, the egress proxy itself) is
 // the supervisor's and must never be linked into loki-init; nor may
@@ -25,7 +26,7 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 		"internal/lease": true, "internal/launch": true, "internal/reap": true,
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
 		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
-		"internal/landlock": true, "internal/session/egress/handoff": true,
+		"internal/landlock": true, "internal/seccomp": true, "internal/session/egress/handoff": true,
 		"cmd/internal/version": true, "internal/session/isolation/mounts": true,
 	}
 	seen := 0

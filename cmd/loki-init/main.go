@@ -67,7 +67,7 @@ func main() {
 		}
 	}
 	cfg, err := parse(args, os.Stdout, os.Stderr)
-	cfg.ScopeAbstractUnix = scope
+	cfg.ScopeAbstractUnix = cfg.ScopeAbstractUnix || scope
 	if err == nil {
 		err = pid1.Run(cfg)
 	}
@@ -93,6 +93,8 @@ func parse(args []string, stdout, stderr io.Writer) (pid1.Config, error) {
 	fs.DurationVar(&cfg.Grace, "grace", pid1.DefaultGrace, "time the peer's session has to exit after a forwarded SIGTERM/SIGINT/SIGHUP")
 	fs.IntVar(&cfg.StdinFD, "stdin-fd", 0, "the host passed its client's own stdin as this descriptor (and fd 1 is its own stdout; pipes or sockets): the peer gets both directly and fd 0 carries only the prelude (0: forward fd 0)")
 	fs.BoolVar(&cfg.StderrDirect, "stderr-direct", false, "with -stdin-fd: fd 2 goes to the peer directly too")
+	fs.BoolVar(&cfg.Seccomp, "seccomp", false, "install the session's syscall policy on every thread before anything else (the namespace stage does so itself)")
+	fs.BoolVar(&cfg.ScopeAbstractUnix, "scope-abstract-unix", false, "keep the peer to its own abstract unix sockets (Landlock, where the kernel has the scope)")
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	fs.BoolVar(&showVersion, "version", false, "print the build (version, commit, Go, platform) and exit")
 	fs.BoolVar(&asJSON, "json", false, "with -version: print it as one JSON object")

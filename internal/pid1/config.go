@@ -43,8 +43,14 @@ type Config struct {
 	// (Landlock, where the kernel has the scope): the thread that forks
 	// the peer takes the domain and ends with the spawn, so the init's
 	// own threads stay outside it and can still read the peer's /proc.
-	// Set by the namespace stage, never by a flag.
+	// Set by the namespace stage, or by -scope-abstract-unix where a
+	// runtime started the init (oci, docker).
 	ScopeAbstractUnix bool
+	// Seccomp installs the session's syscall policy (package seccomp) on
+	// every thread before anything else: the oci and docker backends ask
+	// for it on top of the runtime's copy, whose library may not know
+	// every syscall of the policy. The namespace stage installs it itself.
+	Seccomp bool
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

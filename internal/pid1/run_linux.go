@@ -15,6 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/reap"
+	"github.com/loki-sh/loki/internal/seccomp"
 )
 
 // Run is loki-init. It returns the outcome to exit with (its cause, when
@@ -30,6 +31,11 @@ func Run(cfg Config) error {
 	// this (exec may reset dumpability).
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return refuse(StageInitialization, ErrProtect)
+	}
+	if cfg.Seccomp {
+		if err := seccomp.Install(); err != nil {
+			return refuse(StageInitialization, ErrProtect)
+		}
 	}
 	closeInherited()
 	if cfg.ControlDir == "" {

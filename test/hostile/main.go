@@ -2,7 +2,10 @@
 // the benchmarks: it attacks what the supervisor serves the session and
 // prints what came back as key=value lines.
 //
-//	hostile egress   attack the egress proxy named by $HTTP_PROXY
+//	hostile egress     attack the egress proxy named by $HTTP_PROXY
+//	hostile plant DIR  leave a set-uid/set-gid file or a file capability
+//	                   in DIR, every way the syscall policy covers
+//	hostile surface    reach io_uring, userfaultfd, perf events
 //
 // It waits for a line on stdin at each "hold" line it prints, so that the
 // caller can measure the supervisor while the attack's connections are
@@ -31,8 +34,15 @@ const (
 )
 
 func main() {
-	if len(os.Args) != 2 || os.Args[1] != "egress" {
-		fmt.Fprintln(os.Stderr, "usage: hostile egress")
+	switch {
+	case len(os.Args) == 3 && os.Args[1] == "plant":
+		plant(os.Args[2])
+		return
+	case len(os.Args) == 2 && os.Args[1] == "surface":
+		surface()
+		return
+	case len(os.Args) != 2 || os.Args[1] != "egress":
+		fmt.Fprintln(os.Stderr, "usage: hostile egress | hostile plant DIR | hostile surface")
 		os.Exit(2)
 	}
 	u, err := url.Parse(os.Getenv("HTTP_PROXY"))

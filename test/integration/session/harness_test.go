@@ -30,7 +30,15 @@ type backend struct {
 	// cannot names the suite's scenarios this backend cannot run, with
 	// the reason (runBackendSuite reports each as a skip).
 	cannot map[string]string
+	// hostileFlags are the ways HostileSyscalls runs the peer (each a set of
+	// flags): every user the backend can give it.
+	hostileFlags [][]string
 }
+
+var (
+	userNobody = []string{"--user", "65534:65534"}
+	usernsHost = []string{"--userns", "host"}
+)
 
 const noEngine = "no engine of its own to stop it: loki-supervise's own stop is the Signals scenario"
 
@@ -40,15 +48,23 @@ func namespaceBackend() backend {
 		testutil.RequirePIDNamespace(t)
 		return []string{"--isolation", "namespace"}
 	}, ownNamespace: true, leaseOnly: []string{"--no-parent-death-signal"},
-		cannot: map[string]string{"EngineStop": noEngine}}
+		cannot:       map[string]string{"EngineStop": noEngine},
+		hostileFlags: [][]string{nil, usernsHost, userNobody}}
 }
 
 func ociBackend(runtime string) backend {
-	return backend{name: "oci-" + runtime, args: func(t *testing.T) []string {
+	b := backend{name: "oci-" + runtime, args: func(t *testing.T) []string {
 		testutil.RequireRoot(t)
 		testutil.RequireCommand(t, runtime)
 		return []string{"--isolation", "oci", "--runtime", runtime, "--rootfs", rootfs(t)}
-	}, ownNamespace: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"}}
+	}, ownNamespace: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"},
+		hostileFlags: [][]string{usernsHost, userNobody}}
+	if runtime == "crun" {
+		// runc 1.1 cannot idmap the writable bind of a private user
+		// namespace (docs/confinement.md).
+		b.hostileFlags = append(b.hostileFlags, nil)
+	}
+	return b
 }
 
 // allBackends are the backends with real end-to-end coverage of the lease.
@@ -67,6 +83,7 @@ func noneBackend() backend {
 		"SupervisorStopped":  noLease,
 		"ControlDirReadOnly": "no control dir: nothing is shared with the peer",
 		"SiblingsHidden":     "no control dir, no namespace: the peer sees what the supervisor's user sees",
+		"HostileSyscalls":    "no loki-init, no filter: the peer runs as the supervisor's own child, with its user's rights",
 	}}
 }
 
@@ -74,7 +91,7 @@ func dockerBackend() backend {
 	return backend{name: "docker", args: func(t *testing.T) []string {
 		docker := testutil.RequireDocker(t)
 		return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
-	}, ownNamespace: true, docker: true}
+	}, ownNamespace: true, docker: true, hostileFlags: [][]string{nil, userNobody}}
 }
 
 // relayBackends are those whose stdio, exit codes and signals are tested:

@@ -49,6 +49,7 @@ var scenarios = []struct {
 	{"ControlDirReadOnly", scenarioControlDirReadOnly},
 	{"SiblingsHidden", scenarioSiblingsHidden},
 	{"HostileEgress", scenarioHostileEgress},
+	{"HostileSyscalls", scenarioHostileSyscalls},
 }
 
 // runBackendSuite runs every scenario against b. A scenario the backend

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/seccomp/ocispec"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -98,6 +100,26 @@ type Options struct {
 	// CIDFile is where docker writes the container id once the container
 	// exists ("" = none). It must not exist beforehand.
 	CIDFile string
+	// SeccompProfile is the session's syscall policy as a Docker profile
+	// file (WriteSeccompProfile): required, in place of the engine's
+	// default profile.
+	SeccompProfile string
+}
+
+// WriteSeccompProfile writes the session's syscall policy (as the oci
+// config's linux.seccomp, whose JSON is Docker's profile format) to
+// dir/seccomp.json, 0600, and returns its path. The docker CLI reads it
+// and sends it to the engine.
+func WriteSeccompProfile(dir string) (string, error) {
+	b, err := json.Marshal(ocispec.Seccomp())
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "seccomp.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return "", fmt.Errorf("seccomp profile: %w", err)
+	}
+	return path, nil
 }
 
 // Args returns the complete docker command line.
@@ -105,7 +127,10 @@ func Args(o Options) ([]string, error) {
 	if o.Image == "" {
 		return nil, fmt.Errorf("%w: --image is required", ErrOptions)
 	}
-	for _, p := range append(append([]string{o.Init, o.ControlDir}, o.Binds...), o.Hide...) {
+	if o.SeccompProfile == "" {
+		return nil, fmt.Errorf("%w: no seccomp profile (the session's syscall policy)", ErrOptions)
+	}
+	for _, p := range append(append([]string{o.Init, o.ControlDir, o.SeccompProfile}, o.Binds...), o.Hide...) {
 		if strings.ContainsAny(p, ",\"\n") {
 			return nil, fmt.Errorf("%w: path %q cannot be passed to docker --mount", ErrOptions, p)
 		}
@@ -121,6 +146,7 @@ func Args(o Options) ([]string, error) {
 		"--mount", "type=bind,source=" + o.ControlDir + ",target=" + ControlPath + ",readonly",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
+		"--security-opt", "seccomp=" + o.SeccompProfile,
 		"--log-driver", "none",
 	}
 	if o.PidsLimit > 0 {
@@ -174,7 +200,11 @@ func Args(o Options) ([]string, error) {
 	}
 	args = append(args, o.Image)
 	args = append(args, o.InitArgs...)
-	return append(args, ControlPath), nil
+	// The policy on loki-init's threads too (the engine's libseccomp may
+	// not know every name in the profile). Docker's network is always
+	// a namespace of the container's own (its bridge, or none), which
+	// keeps the host's abstract unix sockets out of reach by itself.
+	return append(args, "-seccomp", ControlPath), nil
 }
 
 // controlRootMasks parses the binds and covers every place where one would
@@ -225,6 +255,13 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
 	if req.Scratch != "" && o.CIDFile == "" {
 		o.CIDFile = filepath.Join(req.Scratch, "docker.cid")
+	}
+	if req.Scratch != "" && o.SeccompProfile == "" {
+		p, err := WriteSeccompProfile(req.Scratch)
+		if err != nil {
+			return nil, err
+		}
+		o.SeccompProfile = p
 	}
 	if o.Name == "" {
 		var r [8]byte

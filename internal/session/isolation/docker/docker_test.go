@@ -1,19 +1,22 @@
 package docker
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/seccomp/ocispec"
 )
 
 func TestArgs(t *testing.T) {
 	base := Options{
 		Image: "debian:12", Init: "/opt/loki/bin/loki-init", ControlDir: "/run/loki/session-1/control",
 		InitArgs: []string{"-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s"},
-		Name:     "loki-abc", PidsLimit: 4096,
+		Name:     "loki-abc", PidsLimit: 4096, SeccompProfile: "/run/loki/session-1/scratch/seccomp.json",
 	}
 	common := []string{"docker", "run", "-i", "--rm",
 		"--name", "loki-abc",
@@ -22,10 +25,11 @@ func TestArgs(t *testing.T) {
 		"--mount", "type=bind,source=/run/loki/session-1/control,target=/.loki/control,readonly",
 		"--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges",
+		"--security-opt", "seccomp=/run/loki/session-1/scratch/seccomp.json",
 		"--log-driver", "none",
 		"--pids-limit", "4096",
 	}
-	tail := []string{"debian:12", "-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s", "/.loki/control"}
+	tail := []string{"debian:12", "-lease-duration", "5s", "-poll-interval", "100ms", "-grace", "10s", "-seccomp", "/.loki/control"}
 	cat := func(parts ...[]string) []string {
 		var out []string
 		for _, p := range parts {
@@ -94,11 +98,48 @@ func TestArgsRejects(t *testing.T) {
 // resolve), like /run/loki on a host.
 const testRoot = "/nonexistent-loki/run"
 
+// TestSeccompProfile: the profile file is the oci config's policy in
+// Docker's format, private to the supervisor; without one Args refuses.
+func TestSeccompProfile(t *testing.T) {
+	dir := t.TempDir()
+	p, err := WriteSeccompProfile(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("profile %s: %v %v", p, st, err)
+	}
+	b, _ := os.ReadFile(p)
+	var prof struct {
+		DefaultAction string `json:"defaultAction"`
+		Syscalls      []struct {
+			Names    []string `json:"names"`
+			Action   string   `json:"action"`
+			ErrnoRet *uint    `json:"errnoRet"`
+		} `json:"syscalls"`
+	}
+	if err := json.Unmarshal(b, &prof); err != nil {
+		t.Fatal(err)
+	}
+	if prof.DefaultAction != "SCMP_ACT_ALLOW" || len(prof.Syscalls) != len(ocispec.Seccomp().Syscalls) {
+		t.Fatalf("profile %s", b)
+	}
+	for _, s := range prof.Syscalls {
+		if s.Action != "SCMP_ACT_ERRNO" || s.ErrnoRet == nil || *s.ErrnoRet == 0 {
+			t.Errorf("rule %+v: want an errno", s)
+		}
+	}
+	if _, err := Args(Options{Image: "x", Init: "/i", ControlDir: "/c"}); !errors.Is(err, ErrOptions) {
+		t.Errorf("no profile: %v, want ErrOptions", err)
+	}
+}
+
 // A bind that would show the host's control root (every session's lease)
 // gets an empty read-only tmpfs over that view, as in the oci backend.
 func TestControlRootMasked(t *testing.T) {
 	o := Options{Image: "x", Init: "/i", ControlDir: testRoot + "/s1/control", ControlRoot: testRoot,
-		Binds: []string{"/nonexistent-loki:/host:ro", "/usr:/usr:ro"}}
+		SeccompProfile: "/p", Binds: []string{"/nonexistent-loki:/host:ro", "/usr:/usr:ro"}}
 	got, err := Args(o)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +164,7 @@ func TestArgsHide(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := Options{Image: "img", Init: "/init", ControlDir: "/run/loki/session-1/control", Name: "n",
-		Hide: []string{"/root/.ssh-does-not-exist", file}}
+		SeccompProfile: "/p", Hide: []string{"/root/.ssh-does-not-exist", file}}
 	got, err := Args(o)
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/loki-sh/loki/internal/seccomp/ocispec"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
@@ -81,7 +81,7 @@ func Config(o Options) (*specs.Spec, error) {
 		Permitted: []string{}, Ambient: []string{},
 	}
 	args := append([]string{InitPath}, o.InitArgs...)
-	args = append(args, ControlPath)
+	args = append(append(args, InitFlags(o.Confine)...), ControlPath)
 	hostname := o.Hostname
 	if hostname == "" {
 		hostname = "loki"
@@ -128,7 +128,7 @@ func Config(o Options) (*specs.Spec, error) {
 			GIDMappings:   gidMap,
 			MaskedPaths:   append([]string(nil), confine.MaskedPaths...),
 			ReadonlyPaths: append([]string(nil), confine.ReadonlyPaths...),
-			Seccomp:       keyringSeccomp(),
+			Seccomp:       ocispec.Seccomp(),
 		},
 	}
 	s.Linux.Resources = resources(o.PidsLimit, o.Confine.Resources)
@@ -242,25 +242,14 @@ func Marshal(s *specs.Spec) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// keyringSeccomp denies the keyring syscalls (EPERM, the runtimes'
-// default errno) and allows the rest: the kernel's keyrings are not
-// namespaced, so a uid-0 peer could read the host root's user keyring.
-// The compat ABIs are listed so that their programs still run (an ABI
-// missing from a filter is killed) and cannot reach the keyrings either.
-func keyringSeccomp() *specs.LinuxSeccomp {
-	var arches []specs.Arch
-	switch runtime.GOARCH {
-	case "amd64":
-		arches = []specs.Arch{specs.ArchX86_64, specs.ArchX86, specs.ArchX32}
-	case "arm64":
-		arches = []specs.Arch{specs.ArchAARCH64, specs.ArchARM}
+// InitFlags are loki-init's flags that confine the peer where a runtime
+// started the init: the syscall policy on every thread, and with the
+// host's network the abstract unix socket scope the namespace stage
+// gives (a network namespace of its own isolates them by itself).
+func InitFlags(p confine.Policy) []string {
+	flags := []string{"-seccomp"}
+	if !p.Net().Private() {
+		flags = append(flags, "-scope-abstract-unix")
 	}
-	return &specs.LinuxSeccomp{
-		DefaultAction: specs.ActAllow,
-		Architectures: arches,
-		Syscalls: []specs.LinuxSyscall{{
-			Names:  []string{"add_key", "keyctl", "request_key"},
-			Action: specs.ActErrno,
-		}},
-	}
+	return flags
 }

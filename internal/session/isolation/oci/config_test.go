@@ -10,6 +10,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
@@ -33,7 +34,7 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("not a runtime-spec config: %v", err)
 	}
 	p := got.Process
-	if want := []string{InitPath, "-lease-duration", "5s", ControlPath}; !slices.Equal(p.Args, want) {
+	if want := []string{InitPath, "-lease-duration", "5s", "-seccomp", "-scope-abstract-unix", ControlPath}; !slices.Equal(p.Args, want) {
 		t.Errorf("args %v, want %v", p.Args, want)
 	}
 	if !p.NoNewPrivileges || len(p.Env) != 0 {
@@ -180,9 +181,12 @@ func TestConfigConfinement(t *testing.T) {
 		if !slices.Equal(s.Linux.ReadonlyPaths, confine.ReadonlyPaths) || !slices.Equal(s.Linux.MaskedPaths, confine.MaskedPaths) {
 			t.Errorf("masked %v readonly %v", s.Linux.MaskedPaths, s.Linux.ReadonlyPaths)
 		}
-		if sc := s.Linux.Seccomp; sc == nil || sc.DefaultAction != specs.ActAllow || len(sc.Syscalls) != 1 ||
-			sc.Syscalls[0].Action != specs.ActErrno || !slices.Equal(sc.Syscalls[0].Names, []string{"add_key", "keyctl", "request_key"}) {
-			t.Errorf("%+v: seccomp %+v, want the keyring syscalls denied", tc.policy, sc)
+		if sc := s.Linux.Seccomp; sc == nil || sc.DefaultAction != specs.ActAllow || len(sc.Syscalls) != len(seccomp.Policy()) {
+			t.Errorf("%+v: seccomp %+v, want the session's policy", tc.policy, sc)
+		}
+		scoped := slices.Contains(s.Process.Args, "-scope-abstract-unix")
+		if !slices.Contains(s.Process.Args, "-seccomp") || scoped == tc.private {
+			t.Errorf("%+v: init args %v: want -seccomp, and the abstract socket scope with the host's network only", tc.policy, s.Process.Args)
 		}
 	}
 }

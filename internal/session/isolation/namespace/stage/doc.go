@@ -4,9 +4,9 @@
 // filesystem policy, mounts a fresh /proc, masks the control root and
 // binds the session's control dir back read-only, brings up loopback,
 // hands over the egress listener, empties the capability sets, switches
-// to --user, sets no_new_privs, installs the keyring seccomp filter, and
-// then hands over to loki-init in the same process, which stays PID 1:
-// there is no exec between the two. The Landlock scope is the one
+// to --user, sets no_new_privs, installs the session's syscall policy
+// (package seccomp), and then hands over to loki-init in the same
+// process, which stays PID 1: there is no exec between the two. The Landlock scope is the one
 // confinement it leaves to loki-init (Run's scope result): a Landlock
 // domain is per thread, and PID 1's threads in sibling domains could not
 // read the peer's /proc, so only the thread that forks the peer takes it.

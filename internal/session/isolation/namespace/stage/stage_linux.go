@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress/handoff"
 )
@@ -124,7 +125,7 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	if err := noNewPrivs(); err != nil {
 		return fail("capabilities", err)
 	}
-	if err := denyKeyrings(); err != nil {
+	if err := seccomp.Install(); err != nil {
 		return fail("seccomp", err)
 	}
 	if pdeath != 0 {

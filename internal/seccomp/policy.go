@@ -1,0 +1,88 @@
+package seccomp
+
+import "errors"
+
+// ErrUnsupported: no syscall table for this architecture, so no filter.
+var ErrUnsupported = errors.New("seccomp: no syscall table for this architecture")
+
+// Linux's errno values (the same on every architecture loki builds for).
+const (
+	EPERM      = 1
+	ENOSYS     = 38
+	EOPNOTSUPP = 95
+)
+
+// Arg is one condition on a syscall argument: (arg & Mask) == Value,
+// on the argument's low 32 bits.
+type Arg struct {
+	Index       uint
+	Mask, Value uint32
+}
+
+// Rule denies the syscall Name with Errno when all of Args hold (always,
+// when there are none). Several rules of one name are alternatives.
+type Rule struct {
+	Name  string
+	Errno uint
+	Args  []Arg
+}
+
+// Mode bits and open flags the rules test (the same on every
+// architecture here).
+const (
+	setUID  = 0o4000
+	setGID  = 0o2000
+	oCreat  = 0o100
+	oTmpStr = 0o20000000 // __O_TMPFILE, without O_DIRECTORY
+)
+
+// Policy is the session's syscall policy, in the order it is checked.
+// docs/confinement.md says why each rule is there.
+func Policy() []Rule {
+	var rules []Rule
+	deny := func(errno uint, names ...string) {
+		for _, n := range names {
+			rules = append(rules, Rule{Name: n, Errno: errno})
+		}
+	}
+	// No set-uid/set-gid file leaves a session: a mode with either bit
+	// is refused wherever a mode is set. The argument holding the mode
+	// (and the open flags) per call:
+	modes := []struct {
+		name        string
+		mode, flags int // argument index; flags -1: the call always creates
+	}{
+		{"chmod", 1, -1}, {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+		{"mknod", 1, -1}, {"mknodat", 2, -1}, {"creat", 1, -1},
+		{"open", 2, 1}, {"openat", 3, 2},
+	}
+	for _, m := range modes {
+		for _, bit := range []uint32{setUID, setGID} {
+			mode := Arg{Index: uint(m.mode), Mask: bit, Value: bit}
+			if m.flags < 0 {
+				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{mode}})
+				continue
+			}
+			// open's mode counts only when it creates a file.
+			for _, create := range []uint32{oCreat, oTmpStr} {
+				flag := Arg{Index: uint(m.flags), Mask: create, Value: create}
+				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{flag, mode}})
+			}
+		}
+	}
+	// openat2 passes its mode in a struct a filter cannot read: ENOSYS,
+	// so that callers fall back to openat.
+	deny(ENOSYS, "openat2")
+	// File capabilities are an xattr (security.capability), and a filter
+	// cannot read the name: no xattr is set at all. EOPNOTSUPP is what
+	// a filesystem without xattrs answers, which cp, tar and Python's
+	// shutil pass over.
+	deny(EOPNOTSUPP, "setxattr", "lsetxattr", "fsetxattr", "setxattrat")
+	// Kernel surface Docker's default profile denies to a container: the
+	// keyrings (not namespaced), io_uring (which would also bypass every
+	// rule above), userfaultfd, perf events, eBPF.
+	deny(EPERM, "add_key", "request_key", "keyctl",
+		"io_uring_setup", "io_uring_enter", "io_uring_register",
+		"userfaultfd", "perf_event_open", "bpf")
+	return rules
+}
