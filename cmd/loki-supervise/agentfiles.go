@@ -37,7 +37,7 @@ func resolved(p string) string {
 
 // agentFiles plans the agent's state and protected files for this
 // session (agentfs) and the view --print-policy shows.
-func agentFiles(c *cli.Context, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, confine.View, error) {
+func agentFiles(state, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, confine.View, error) {
 	view := confine.View{Backend: isolation, FS: p.FS}
 	if view.FS == "" {
 		view.FS = confine.FSConfined
@@ -45,7 +45,6 @@ func agentFiles(c *cli.Context, isolation, cwd string, env map[string]string, ar
 			view.FS = confine.FSHost
 		}
 	}
-	state := c.String("agent-state")
 	if state != "auto" && state != "none" {
 		return agentfs.Plan{}, view, usage("--agent-state %q: want auto or none", state)
 	}

@@ -43,6 +43,7 @@ when it cannot (a FAIL line says why); missing optional items never fail it.`,
 				return exitcode.NotLaunched(err)
 			}
 			r := doctor.Run(self, []string{"doctor", "--self-probe"})
+			probeSessions(&r, self)
 			if c.Bool("json") {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")

@@ -296,7 +296,7 @@ func runSession(c *cli.Context) error {
 			cwd = img.Cwd()
 		}
 	}
-	plan, view, err := agentFiles(c, isolation, cwd, env, argv, confinement)
+	plan, view, err := agentFiles(c.String("agent-state"), isolation, cwd, env, argv, confinement)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/loki-sh/loki/internal/session/confine"
 )
 
 // Check is one item: whether it is available, what was seen, and the
@@ -31,6 +33,9 @@ type Report struct {
 	// the knobs a session there is refused, with the alternative (the
 	// same values session.Admit refuses by).
 	Isolation []Isolation `json:"isolation"`
+	// Policy is the filesystem policy a default session started from
+	// here would get (session --print-policy).
+	Policy *confine.View `json:"policy,omitempty"`
 }
 
 // Isolation is one backend's refusals, in the order Admit looks for them.
@@ -56,6 +61,30 @@ func (r *Report) add(c Check) {
 		c.Fix = ""
 	}
 	r.Checks = append(r.Checks, c)
+}
+
+// Set puts c in place of the check of the same name (appending it when
+// there is none) and recomputes DefaultSession: a check that ran the
+// real thing replaces one that only looked.
+func (r *Report) Set(c Check) {
+	if c.OK {
+		c.Fix = ""
+	}
+	replaced := false
+	for i := range r.Checks {
+		if r.Checks[i].Name == c.Name {
+			r.Checks[i], replaced = c, true
+		}
+	}
+	if !replaced {
+		r.Checks = append(r.Checks, c)
+	}
+	r.DefaultSession = true
+	for _, k := range r.Checks {
+		if k.Needed && !k.OK {
+			r.DefaultSession = false
+		}
+	}
 }
 
 // Text writes the report for a person: one line per check, and the fix
@@ -93,5 +122,9 @@ func (r Report) Text(w io.Writer) {
 		fmt.Fprintln(w, "the default session (loki-supervise session -- CMD) can run here")
 	} else {
 		fmt.Fprintln(w, "the default session cannot run here: see FAIL above")
+	}
+	if r.Policy != nil {
+		fmt.Fprintln(w, "\nwhat a session started here gives the agent (session --print-policy):")
+		r.Policy.Text(w)
 	}
 }

@@ -37,3 +37,19 @@ func TestIsolationText(t *testing.T) {
 		}
 	}
 }
+
+// TestSet: a check that ran the real thing replaces one that only looked,
+// and a needed one that failed makes the default session impossible.
+func TestSet(t *testing.T) {
+	r := Report{DefaultSession: true}
+	r.add(Check{Name: "crun", OK: true, Detail: "found"})
+	r.Set(Check{Name: "crun", OK: false, Detail: "session exited 127", Fix: "f"})
+	r.Set(Check{Name: "default session here", OK: false, Needed: true, Fix: "g"})
+	if len(r.Checks) != 2 || r.Checks[0].OK || r.Checks[0].Detail != "session exited 127" || r.DefaultSession {
+		t.Fatalf("%+v", r)
+	}
+	r.Set(Check{Name: "default session here", OK: true, Needed: true, Fix: "g"})
+	if !r.DefaultSession || r.Checks[1].Fix != "" {
+		t.Fatalf("%+v", r)
+	}
+}
