@@ -35,22 +35,29 @@ func TestTerminationReason(t *testing.T) {
 		stopped bool
 		rc      int
 		proof   bool
+		plain   bool
 		want    string
 	}{
-		{"descendants win over everything", detected, true, 0, true, "descendants_terminated"},
-		{"uncontained", uncontained, false, 0, true, "descendants_uncontained"},
-		{"tracking error", failed, false, 0, true, "descendant_check_failed"},
-		{"stopped beats completed", clean, true, 0, true, "stopped"},
-		{"completed", clean, false, 0, true, "completed"},
-		{"exit 0 without proof", clean, false, 0, false, "verification_failed"},
-		{"exit 20", clean, false, 20, true, "verification_failed"},
-		{"exit 1", clean, false, 1, false, "crashed"},
-		{"signal", clean, false, -9, false, "crashed"},
-		{"stopped by signal", clean, true, -15, false, "stopped"},
+		{"descendants win over everything", detected, true, 0, true, false, "descendants_terminated"},
+		{"uncontained", uncontained, false, 0, true, false, "descendants_uncontained"},
+		{"tracking error", failed, false, 0, true, false, "descendant_check_failed"},
+		{"stopped beats completed", clean, true, 0, true, false, "stopped"},
+		{"completed", clean, false, 0, true, false, "completed"},
+		{"exit 0 without proof", clean, false, 0, false, false, "verification_failed"},
+		{"exit 20", clean, false, 20, true, false, "verification_failed"},
+		{"exit 1", clean, false, 1, false, false, "crashed"},
+		{"signal", clean, false, -9, false, false, "crashed"},
+		{"stopped by signal", clean, true, -15, false, false, "stopped"},
+		// A plain run is named by its own result.
+		{"run exit 0", clean, false, 0, false, true, "succeeded"},
+		{"run exit 20", clean, false, 20, false, true, "failed"},
+		{"run signal", clean, false, -9, false, true, "failed"},
+		{"run stopped", clean, true, 0, false, true, "stopped"},
+		{"run descendants", detected, false, 0, false, true, "descendants_terminated"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := terminationReason(tc.desc, tc.stopped, tc.rc, fakeProof{tc.proof}); got != tc.want {
+			if got := terminationReason(tc.desc, tc.stopped, tc.rc, fakeProof{tc.proof}, tc.plain); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})

@@ -160,7 +160,7 @@ func PrepareRun(o RunOptions) (Spec, error) {
 	if _, err := store.Read(id); err == nil {
 		return Spec{}, fmt.Errorf("execution %s already exists", id)
 	}
-	s.ID, s.Store, s.Args = id, store, o.Args
+	s.ID, s.Store, s.Args, s.Plain = id, store, o.Args, true
 	s.HardTimeout, s.IdleTimeout = o.HardTimeout, o.IdleTimeout
 	return s, nil
 }

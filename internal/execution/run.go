@@ -32,6 +32,10 @@ type Spec struct {
 	LokiDir string
 	// RunSh and Spec are given to the confinement profile (build only).
 	RunSh, SpecFile string
+	// Plain is a `run` of any command: no receipt is expected, so its
+	// end is named by the command's own result (succeeded or failed),
+	// never by the build's verification.
+	Plain bool
 	// HardTimeout (wall clock since start) and IdleTimeout (no growth of
 	// runner.log) stop the runner like a stop request; 0 disables.
 	HardTimeout, IdleTimeout time.Duration
@@ -302,7 +306,7 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 		}
 		proof.Bind(runID, tree)
 	}
-	reason := terminationReason(desc, loop.stopSent, rc, proof)
+	reason := terminationReason(desc, loop.stopSent, rc, proof, sv.spec.Plain)
 	fields := map[string]any{
 		state.FieldState:             state.StateExited,
 		state.FieldReturncode:        rc,
@@ -329,8 +333,9 @@ func (sv *supervisor) exited(r Runner, rc int, loop *stopLoop) (Result, error) {
 
 // terminationReason applies the reference's precedence: descendants, then
 // a stop that was actually sent, then a bound and completed proof, then
-// the exit codes run.sh uses for "finished but not verified" (0, 20).
-func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof) string {
+// the exit codes run.sh uses for "finished but not verified" (0, 20). A
+// plain run ends succeeded or failed by its exit code instead.
+func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof, plain bool) string {
 	switch {
 	case desc.Detected && desc.Quiescent:
 		return "descendants_terminated"
@@ -340,6 +345,10 @@ func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof) 
 		return "descendant_check_failed"
 	case stopped:
 		return "stopped"
+	case plain && rc == 0:
+		return "succeeded"
+	case plain:
+		return "failed"
 	case rc == 0 && proof.Completed(rc):
 		return "completed"
 	case rc == 0 || rc == 20:

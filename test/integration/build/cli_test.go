@@ -28,13 +28,21 @@ func TestRunMintsIDAndReportsIt(t *testing.T) {
 		t.Fatalf("minted id %q is not canonical", v.ExecutionID)
 	}
 	st := e.record(id.String())
-	if st.Str("termination_reason") != "crashed" || e.log(id.String()) != "out\nerr\n" {
+	if st.Str("termination_reason") != "failed" || e.log(id.String()) != "out\nerr\n" {
 		t.Errorf("record %v log %q", st.Str("termination_reason"), e.log(id.String()))
 	}
-	// Without --json the id goes to stderr, stdout stays the caller's.
+	// Without --json the id goes to stderr, stdout stays the caller's, and
+	// one more line says how it ended and where its output is.
 	out, errOut, code = e.cli("run", "--workspace", e.workspace, "--", "true")
-	if code != 0 || out != "" || !strings.HasPrefix(errOut, "loki-supervise: execution ") {
+	if lines := strings.Split(strings.TrimSpace(errOut), "\n"); code != 0 || out != "" || len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], "loki-supervise: execution ") ||
+		!strings.HasSuffix(lines[1], " succeeded (exit 0); output: loki-supervise logs "+strings.TrimPrefix(lines[0], "loki-supervise: execution ")) {
 		t.Errorf("run without --json: %d %q %q", code, out, errOut)
+	}
+	// --follow prints the output as it comes, then how it ended.
+	out, errOut, code = e.cli("run", "--follow", "--workspace", e.workspace, "--", "/bin/sh", "-c", "echo one; sleep 0.3; echo two >&2; exit 7")
+	if code != 7 || out != "one\ntwo\n" || !strings.Contains(errOut, " failed (exit 7)\n") {
+		t.Errorf("run --follow: %d %q %q", code, out, errOut)
 	}
 	// A given id is used as is and may not be reused.
 	given := "eeeeeeee-2222-4333-8444-555555555555"
@@ -64,7 +72,7 @@ func TestListAndStatus(t *testing.T) {
 	out, _, code := e.cli("list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "EXECUTION") ||
-		!strings.Contains(lines[1], a) || !strings.Contains(lines[1], "exited (crashed)") || !strings.HasSuffix(lines[1], "4") ||
+		!strings.Contains(lines[1], a) || !strings.Contains(lines[1], "exited (failed)") || !strings.HasSuffix(lines[1], "4") ||
 		!strings.Contains(lines[2], b) || !strings.Contains(lines[2], "running") {
 		t.Errorf("list:\n%s", out)
 	}

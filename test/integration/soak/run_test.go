@@ -243,9 +243,9 @@ func checkTerminal(x *execution, rec map[string]any) (string, error) {
 		}
 		return fail("stopped with an inconsistent status")
 	}
-	want := "crashed"
+	want := "failed" // a plain run is named by its own code
 	if x.code == 0 {
-		want = "verification_failed" // exit 0 without a bound proof
+		want = "succeeded"
 	}
 	if str(rec, "termination_reason") != want || rc != x.code || !hasExit || exitC != x.code || hasSig || x.supCode != x.code {
 		return fail("want %s with code %d", want, x.code)
