@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/loki-sh/loki/internal/execution/runnerenv"
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary"
 )
 
@@ -185,7 +186,7 @@ func probeEnv(lookup boundary.Lookup, workspace string) []string {
 	return []string{
 		"HOME=" + get("HOME", "/var/empty"),
 		"LANG=" + get("LANG", "C"),
-		"PATH=" + get(boundary.EnvChildPath, "/usr/bin:/bin:/usr/sbin:/sbin"),
+		"PATH=" + get(boundary.EnvChildPath, runnerenv.DefaultPath),
 		"TMPDIR=" + workspace,
 	}
 }
