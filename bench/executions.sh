@@ -37,13 +37,24 @@ def await_state(eid, want, limit=30.0):
         time.sleep(0.002)
     raise SystemExit("bench: %s never reached %s" % (eid, want))
 
-def loki_true():
+def loki_true(e=env, w=ws):
     eid = str(uuid.uuid4())
     t = time.perf_counter()
-    p = subprocess.Popen([sup, "run", "--execution-id", eid, "--workspace", ws, "--", "/bin/true"], env=env, **quiet)
+    p = subprocess.Popen([sup, "run", "--execution-id", eid, "--workspace", w, "--", "/bin/true"], env=e, **quiet)
     done = await_state(eid, "exited")
-    p.wait(30)
+    if p.wait(30) != 0:
+        raise RuntimeError("run exited %d" % p.returncode)
     return done - t
+
+# The same run under the Linux host boundary (Landlock ruleset, no
+# capabilities, seccomp filter): a workspace inside the workspace roots.
+protected = os.path.join(work, "protected")
+cws = os.path.join(protected, "ws", "project"); os.makedirs(cws)
+cout = os.path.join(work, "out"); os.makedirs(cout)
+confined = dict(env, LOKI_HOST_LANDLOCK="1", LOKI_HOST_PROTECTED_ROOT=protected,
+                LOKI_WORKSPACE_ROOTS=os.path.join(protected, "ws"), LOKI_HOST_RUNTIME_READ_PATHS=cout,
+                LOKI_HOST_RUNTIME_WRITE_PATHS=cout, LOKI_HOST_CHILD_PATH="/usr/bin:/bin:/usr/sbin:/sbin",
+                LOKI_HOST_RESERVED_PORTS="8080")
 
 def bare(cmd):
     t = time.perf_counter()
@@ -89,6 +100,10 @@ rows = [("setsid /bin/true", mean_ms(bare, ["setsid", "-w", "/bin/true"]))]
 if systemd:
     rows.append(("systemd-run --scope /bin/true", mean_ms(bare, ["systemd-run", "--scope", "-q", "/bin/true"])))
 rows.append(("loki-supervise run -- /bin/true (to record)", mean_ms(loki_true)))
+try:
+    rows.append(("same, LOKI_HOST_LANDLOCK=1 (confined)", mean_ms(loki_true, confined, cws)))
+except (RuntimeError, SystemExit) as e:
+    print("  (confined row skipped: %s; Landlock ABI 6 needed)" % e)
 table("start to terminal record, /bin/true, mean of %d (ratio to setsid)" % n, rows)
 if not systemd:
     print("  (systemd-run --scope: systemd is not running here, row skipped)\n")
