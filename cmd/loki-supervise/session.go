@@ -23,6 +23,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 	"github.com/loki-sh/loki/internal/session/peerenv"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // repeated is a flag that may be given many times; unlike cli.StringSlice
@@ -111,7 +112,12 @@ it was still writing, so a cut-off output never looks like success). Interactive
 (ACP) keep stdin open until they have their answer; a script that pipes one request in
 and wants the whole reply passes --eof wait (or --wait-after-eof). A stdin that is
 /dev/null, a file or a terminal (cron, CI, "< request.json") waits for the agent to
-exit; --eof end cuts it there too. The same rule on every backend.`,
+exit; --eof end cuts it there too. The same rule on every backend.
+
+Status stream (--status-fd N, --status-file PATH; docs/status.md): JSON lines, start
+(backend, effective policy, what it can observe), refused (egress, pids, memory, with
+counts), end (code and reason: peer-exit, eof-ended, limit-pids, lease-expired, ...).
+At the end one line on stderr names the most frequent refusals (--quiet: none).`,
 		Flags: sessionFlags(),
 		Action: func(c *cli.Context) error {
 			return runSession(c)
@@ -130,6 +136,9 @@ func sessionFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "run the agent on a terminal inside the isolation (stdin must be a terminal; stdout and stderr become one stream; not with --isolation none)"},
 		&cli.StringFlag{Name: "stdin-from", Hidden: true},
 		&cli.BoolFlag{Name: "relay", Hidden: true}, // keep the stdio relay (benchmarks, tests)
+		&cli.IntFlag{Name: "status-fd", Usage: "write the session's status stream (JSON lines: start, refused, end; docs/status.md) to this inherited descriptor, e.g. 3 with 3>status.jsonl"},
+		&cli.StringFlag{Name: "status-file", Usage: "append the session's status stream to PATH (created 0600; fsynced at the end)"},
+		&cli.BoolFlag{Name: "quiet", Usage: "no summary line of what was refused at the end"},
 		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
 			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
 		&cli.StringFlag{Name: "control-root", Usage: "parent of the private control dirs (default /run/loki for root, else $XDG_RUNTIME_DIR/loki)"},
@@ -200,6 +209,25 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 		return confine.Policy{}, err
 	}
 	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
+}
+
+// statusStream opens --status-fd or --status-file; the recorder exists
+// without them too (the summary line counts refusals).
+func statusStream(c *cli.Context) (*status.Recorder, error) {
+	var sink *status.Sink
+	var err error
+	switch fd, path := c.Int("status-fd"), c.String("status-file"); {
+	case c.IsSet("status-fd") && path != "":
+		return nil, usage("session: --status-fd and --status-file: pick one")
+	case c.IsSet("status-fd"):
+		sink, err = status.OpenFD(fd)
+	case path != "":
+		sink, err = status.OpenFile(path)
+	}
+	if err != nil {
+		return nil, usage("session: %v", err)
+	}
+	return status.New(sink), nil
 }
 
 // eofRule reads --eof and its older spelling --wait-after-eof.
@@ -318,10 +346,9 @@ func runSession(c *cli.Context) error {
 		}
 	}
 	peer := launch.Spec{Argv: argv, Cwd: cwd, Env: env}
-	if isolation == namespace.Name || isolation == none.Name {
-		if err := session.CheckCommand(peer); err != nil {
-			return err
-		}
+	rec, err := statusStream(c)
+	if err != nil {
+		return err
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -329,6 +356,9 @@ func runSession(c *cli.Context) error {
 	return session.Run(session.Config{
 		Backend:       backend,
 		Peer:          peer,
+		CheckCommand:  isolation == namespace.Name || isolation == none.Name,
+		Status:        rec,
+		Quiet:         c.Bool("quiet"),
 		LeaseDuration: c.Duration("lease-duration"),
 		RenewInterval: c.Duration("renew-interval"),
 		PollInterval:  c.Duration("poll-interval"),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Backend starts the process that becomes the session: loki-init inside some
@@ -59,6 +60,9 @@ type Request struct {
 	// Notes receives the backend's diagnostics while the session runs
 	// (egress refusals); never nil.
 	Notes io.Writer
+	// Status records what the backend refused while the session runs
+	// (egress); nil records nothing, and its methods are safe on nil.
+	Status *status.Recorder
 }
 
 // Process is a started session.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Capabilities is what a backend gives, as data: the session admits or
@@ -33,6 +34,12 @@ type Capabilities struct {
 	// (docker run -i), draining it whether or not the init reads, so the
 	// supervisor cannot see whether the prelude was read.
 	CopiesStdin bool
+	// Observes are the refusal kinds the backend reports to the
+	// session's status stream (Request.Status, Exit.Limit); the stream's
+	// start event says the others are not observed, and why.
+	Observes []status.Kind
+	// Syscalls names the syscall policy the peer runs under.
+	Syscalls string
 }
 
 // Support is how a backend declares one knob.

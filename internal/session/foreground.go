@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +39,7 @@ const foregroundEvery = 100 * time.Millisecond
 
 // copyTerminal copies a terminal to dst, reading only while this process
 // group is the terminal's foreground group.
-func copyTerminal(dst io.Writer, src *os.File) error {
+func copyTerminal(dst io.Writer, src *os.File, moved *atomic.Int64) error {
 	fd := int(src.Fd())
 	buf := make([]byte, 32<<10)
 	for {
@@ -50,6 +51,7 @@ func copyTerminal(dst io.Writer, src *os.File) error {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return werr
 			}
+			moved.Add(int64(n))
 		}
 		switch {
 		case err == io.EOF:

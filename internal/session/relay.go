@@ -19,13 +19,16 @@ import (
 // stdin byte follows the prelude into the pipe before the init has read
 // the whole prelude (see handshake); an init that ends without reading it
 // gets nothing more.
-func feed(w *os.File, prelude []byte, stdin *os.File, done chan<- error, hs *handshake) {
+func feed(w *os.File, prelude []byte, stdin *os.File, done chan<- error, hs *handshake, o *outcome) {
 	err := writeAll(w, prelude)
 	if err == nil && hs != nil && !hs.await() {
 		stdin = nil // the init is gone without its prelude
 	}
 	if err == nil && stdin != nil {
-		err = relayStdin(w, stdin)
+		err = relayStdin(w, stdin, &o.bytesIn)
+		if err == nil {
+			o.stdinEOF()
+		}
 	}
 	if errors.Is(err, syscall.EPIPE) {
 		err = nil
@@ -110,11 +113,12 @@ func writeAll(w *os.File, b []byte) error {
 }
 
 // copyFallback is the portable relay: read/write through the runtime.
-func copyFallback(dst, src *os.File) error {
+func copyFallback(dst, src *os.File, moved *atomic.Int64) error {
 	if isTerminal(src) {
-		return copyTerminal(dst, src)
+		return copyTerminal(dst, src, moved)
 	}
-	_, err := io.Copy(dst, src)
+	n, err := io.Copy(dst, src)
+	moved.Add(n)
 	return err
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,10 +35,10 @@ func newStdinPipe() (r, w *os.File, err error) {
 // apply (a terminal, EINVAL) or src is non-blocking (EAGAIN) it falls back
 // to the runtime's copy; a splice that fails moves nothing, so switching
 // mid-stream neither loses nor repeats a byte.
-func relayStdin(dst, src *os.File) error {
+func relayStdin(dst, src *os.File, moved *atomic.Int64) error {
 	sfd, ok := rawFD(src)
 	if !ok || !spliceable(sfd) {
-		return copyFallback(dst, src)
+		return copyFallback(dst, src, moved)
 	}
 	dfd := int(dst.Fd())
 	growPipe(sfd)
@@ -47,12 +48,13 @@ func relayStdin(dst, src *os.File) error {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EINVAL || err == unix.EAGAIN || err == unix.ENOSYS:
-			return copyFallback(dst, src)
+			return copyFallback(dst, src, moved)
 		case err != nil:
 			return fmt.Errorf("relay stdin: %w", err)
 		case n == 0:
 			return nil
 		}
+		moved.Add(n)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestFeed(t *testing.T) {
 			in := src.open(t)
 			defer in.Close()
 			done := make(chan error, 1)
-			go feed(w, prelude, in, done, nil)
+			go feed(w, prelude, in, done, nil, newOutcome(nil))
 			got, err := io.ReadAll(r)
 			if err != nil {
 				t.Fatal(err)
@@ -89,7 +89,7 @@ func TestFeedReaderGone(t *testing.T) {
 	src := pipeWith(t, make([]byte, 8<<20), false)
 	defer src.Close()
 	done := make(chan error, 1)
-	go feed(w, []byte("prelude"), src, done, nil)
+	go feed(w, []byte("prelude"), src, done, nil, newOutcome(nil))
 	select {
 	case err := <-done:
 		if err != nil {
@@ -113,7 +113,7 @@ func TestFeedReadError(t *testing.T) {
 	}
 	defer dir.Close()
 	done := make(chan error, 1)
-	go feed(w, []byte("p"), dir, done, nil)
+	go feed(w, []byte("p"), dir, done, nil, newOutcome(nil))
 	go io.Copy(io.Discard, r)
 	select {
 	case err := <-done:

@@ -5,11 +5,14 @@ package session
 import (
 	"errors"
 	"os"
+	"sync/atomic"
 )
 
 func newStdinPipe() (r, w *os.File, err error) { return os.Pipe() }
 
-func relayStdin(dst, src *os.File) error { return copyFallback(dst, src) }
+func relayStdin(dst, src *os.File, moved *atomic.Int64) error {
+	return copyFallback(dst, src, moved)
+}
 
 // unread: no FIONREAD on a pipe here; the prelude counts as read.
 func unread(*os.File) (int, error) { return 0, nil }

@@ -18,6 +18,7 @@ import (
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Defaults for the supervisor-side timings.
@@ -63,6 +64,14 @@ type Config struct {
 	// Notes receives short diagnostics (signals forwarded, renewal
 	// failures); nil discards them. Never launch data.
 	Notes io.Writer
+	// Status records the session's status stream (package status): its
+	// start, what was refused, its end. nil records nothing.
+	Status *status.Recorder
+	// Quiet leaves out the summary line of refusals at the end.
+	Quiet bool
+	// CheckCommand: the peer sees the host's files, so a command found
+	// nowhere on them is refused before anything starts (CheckCommand).
+	CheckCommand bool
 }
 
 func (c *Config) defaults() {
@@ -121,10 +130,23 @@ func (c Config) InitArgs() []string {
 // session's own).
 func Run(cfg Config) error {
 	cfg.defaults()
+	o := newOutcome(cfg.Status)
+	err := run(cfg, o)
+	o.finish(cfg, err)
+	return err
+}
+
+func run(cfg Config, o *outcome) error {
 	if err := cfg.Validate(); err != nil {
 		return exitcode.Usage(err)
 	}
+	if cfg.CheckCommand {
+		if err := CheckCommand(cfg.Peer); err != nil {
+			return err
+		}
+	}
 	cfg.EOF = cfg.eofRule()
+	o.rule = cfg.EOF
 	if !cfg.TTY {
 		defer ignoreTTIN(cfg.Stdin)()
 	}
@@ -134,7 +156,7 @@ func Run(cfg Config) error {
 	}
 	readerGID := initGroup(cfg.Confine, caps)
 	if !caps.Init {
-		return runDirect(cfg)
+		return runDirect(cfg, caps, o)
 	}
 	var term *terminal
 	if cfg.TTY {
@@ -192,6 +214,7 @@ func Run(cfg Config) error {
 			initArgs = append(initArgs, "-stderr-direct")
 		}
 		feedFrom, hostStdin = nil, cfg.Stdin
+		o.watchHangup(cfg.Stdin)
 		if readerGID >= 0 {
 			shareFIFOs(readerGID, cfg.Stdin, cfg.Stdout, cfg.Stderr)
 		}
@@ -211,6 +234,7 @@ func Run(cfg Config) error {
 		Stderr:      stderr,
 		TTY:         cfg.TTY,
 		Notes:       cfg.Notes,
+		Status:      cfg.Status,
 	})
 	var hs *handshake
 	if err == nil && !caps.CopiesStdin {
@@ -225,10 +249,12 @@ func Run(cfg Config) error {
 		inW.Close()
 		return exitcode.NotLaunched(err)
 	}
+	o.started(cfg, caps, sessionID(dirs.root), proc)
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
-	go feed(inW, prelude, feedFrom, fed, hs)
+	go feed(inW, prelude, feedFrom, fed, hs, o)
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
+	o.waitedFor(exit, killedBy, forwarded)
 	gap := stopRenewing()
 	proc.Close()
 	drained(stderrDone)
@@ -269,7 +295,7 @@ func withRelay(decided, relayErr error, notes io.Writer) error {
 
 // runDirect is the lease-free path: the backend runs the peer itself, with
 // the caller's stdio passed straight through.
-func runDirect(cfg Config) error {
+func runDirect(cfg Config, caps Capabilities, o *outcome) error {
 	stdin := cfg.Stdin
 	if stdin == nil {
 		null, err := os.Open(os.DevNull)
@@ -279,11 +305,13 @@ func runDirect(cfg Config) error {
 		defer null.Close()
 		stdin = null
 	}
-	proc, err := cfg.Backend.Start(Request{Peer: cfg.Peer, Confine: cfg.Confine, Stdin: stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr})
+	proc, err := cfg.Backend.Start(Request{Peer: cfg.Peer, Confine: cfg.Confine, Stdin: stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr, Status: cfg.Status})
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
-	var cut eofCut
+	o.direct = true
+	o.started(cfg, caps, sessionID(""), proc)
+	cut := &o.cut
 	finished, cutDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(cutDone)
@@ -294,6 +322,7 @@ func runDirect(cfg Config) error {
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	close(finished)
 	<-cutDone
+	o.waitedFor(exit, killedBy, forwarded)
 	proc.Close()
 	if cut.ended && killedBy == 0 && exit.Signal == int(syscall.SIGKILL) && exit.Escaped == nil {
 		// The single-shot rule ended the peer, as loki-init would have.

@@ -319,7 +319,8 @@ func (c *Cgroup) Hit() error {
 		}
 		b, _ := os.ReadFile(filepath.Join(d, file))
 		if n := parseKeyed(b, key); n > 0 {
-			errs = append(errs, fmt.Errorf("%w: session exceeded --memory-max %s: the kernel killed %s", confine.ErrMemoryLimit, confine.FormatBytes(c.res.MemoryMax), plural(n, "process", "processes")))
+			errs = append(errs, &confine.LimitError{Err: confine.ErrMemoryLimit, Count: n,
+				Msg: fmt.Sprintf("%v: session exceeded --memory-max %s: the kernel killed %s", confine.ErrMemoryLimit, confine.FormatBytes(c.res.MemoryMax), plural(n, "process", "processes"))})
 		}
 	}
 	if d := c.dirs["pids"]; d != "" {
@@ -329,7 +330,8 @@ func (c *Cgroup) Hit() error {
 			if c.res.PidsMax == 0 {
 				what += " (the default)"
 			}
-			errs = append(errs, fmt.Errorf("%w: session reached %s: the kernel refused %s", confine.ErrPidsLimit, what, plural(n, "fork", "forks")))
+			errs = append(errs, &confine.LimitError{Err: confine.ErrPidsLimit, Count: n,
+				Msg: fmt.Sprintf("%v: session reached %s: the kernel refused %s", confine.ErrPidsLimit, what, plural(n, "fork", "forks"))})
 		}
 	}
 	return errors.Join(errs...)

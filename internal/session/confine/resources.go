@@ -157,3 +157,15 @@ func FormatBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10)
 }
+
+// LimitError is a limit the session ran into (Err is ErrMemoryLimit or
+// ErrPidsLimit) and how many times the kernel enforced it (processes
+// killed, forks refused).
+type LimitError struct {
+	Err   error
+	Count int64
+	Msg   string // the line for people
+}
+
+func (e *LimitError) Error() string { return e.Msg }
+func (e *LimitError) Unwrap() error { return e.Err }

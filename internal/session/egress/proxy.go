@@ -59,6 +59,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	clients int
+	observe func(target string)
 	refused map[string]bool // destination refused: true once its line is written
 	noted   int             // refusal lines written
 	// quiet counts refusals not written: requests, and destinations
@@ -71,12 +72,16 @@ type Proxy struct {
 
 // Serve answers the peer's requests on ln until Close. Refusals are
 // reported to notes (a line for each of the first destinations, then a
-// summary at Close; nil discards them).
-func Serve(ln net.Listener, rules Rules, notes io.Writer) *Proxy {
+// summary at Close; nil discards them) and, every one of them, to
+// observe (nil: none), which must not block.
+func Serve(ln net.Listener, rules Rules, notes io.Writer, observe func(target string)) *Proxy {
 	if notes == nil {
 		notes = io.Discard
 	}
-	p := &Proxy{ln: ln, rules: rules, notes: notes, conns: map[net.Conn]struct{}{}, refused: map[string]bool{},
+	if observe == nil {
+		observe = func(string) {}
+	}
+	p := &Proxy{ln: ln, rules: rules, notes: notes, observe: observe, conns: map[net.Conn]struct{}{}, refused: map[string]bool{},
 		dial:     func(network, addr string) (net.Conn, error) { return net.DialTimeout(network, addr, dialTimeout) },
 		maxConns: maxConns, headerTimeout: headerTimeout, idle: idleTimeout}
 	p.wg.Add(1)
@@ -325,6 +330,7 @@ func destination(req *http.Request) (string, int, bool) {
 // refuse notes a refusal: a line for each of the first maxNotes
 // destinations (once each), a count for the rest, summed up at Close.
 func (p *Proxy) refuse(target string) {
+	p.observe(target)
 	p.mu.Lock()
 	noted, seen := p.refused[target]
 	line := false

@@ -87,7 +87,7 @@ func startProxy(t *testing.T, allow ...string) (*Proxy, *notes) {
 		t.Fatal(err)
 	}
 	n := &notes{}
-	p := Serve(ln, rules, n)
+	p := Serve(ln, rules, n, nil)
 	t.Cleanup(func() { p.Close() })
 	return p, n
 }

@@ -3,6 +3,7 @@ package docker
 import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Capabilities: the container sees only its image (no --fs host), there
@@ -13,6 +14,8 @@ func (b *Backend) Capabilities() session.Capabilities {
 	return session.Capabilities{
 		Init:        true,
 		CopiesStdin: true,
+		Observes:    []status.Kind{status.Pids, status.Memory},
+		Syscalls:    "docker-default",
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   session.Refused("use --user UID, or the daemon's userns-remap"),

@@ -6,6 +6,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Capabilities: everything, and --userns host only as root (without
@@ -21,6 +22,9 @@ func (b *Backend) Capabilities() session.Capabilities {
 		Init:          true,
 		PrivateUserNS: true,
 		DirectStdinFD: stage.HostStdinFD,
+		// Egress from its proxy, limits from its cgroup's events.
+		Observes: []status.Kind{status.Egress, status.Pids, status.Memory},
+		Syscalls: "loki-keyring-deny (keyctl, add_key, request_key: EPERM)",
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   session.Given,

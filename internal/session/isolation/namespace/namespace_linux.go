@@ -23,6 +23,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/egress"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // maxStatus bounds what the supervisor reads from the status pipe.
@@ -154,7 +155,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// fails (its reason then comes on the status pipe).
 		ln, err := egress.ReceiveListener(proxyR)
 		if err == nil {
-			p.egress = egress.Serve(ln, rules, req.Notes)
+			p.egress = egress.Serve(ln, rules, req.Notes, func(target string) {
+				req.Status.Refused(status.Refusal{What: status.Egress, Host: target})
+			})
 		}
 		handoff = err
 	}
@@ -297,7 +300,10 @@ func (p *process) Wait() session.Exit {
 // (and uses a pidfd where available), so the pid cannot name another
 // process. SIGKILL of PID 1 ends every process of the namespace.
 func (p *process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
-func (p *process) Kill() error                { return p.cmd.Process.Kill() }
+
+// InitPID is loki-init's pid as the host sees it.
+func (p *process) InitPID() int { return p.cmd.Process.Pid }
+func (p *process) Kill() error  { return p.cmd.Process.Kill() }
 func (p *process) Close() error {
 	p.egress.Close()
 	return p.cg.Remove()

@@ -14,6 +14,7 @@ func (Backend) Capabilities() session.Capabilities {
 	confined := session.Refused("use --isolation namespace or oci, which apply it")
 	limits := session.Refused("it makes no cgroup; use --isolation namespace, oci or docker, which apply it")
 	return session.Capabilities{
+		Syscalls: "none",
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            confined,
 			confine.KnobUserNSPrivate:   session.Refused("use --isolation namespace, or --user UID to run the agent unprivileged"),

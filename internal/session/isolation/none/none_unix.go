@@ -130,6 +130,9 @@ func (p *process) signalAll(sig unix.Signal) error {
 	return nil
 }
 
+// PeerPID is the peer's pid (it is the supervisor's child).
+func (p *process) PeerPID() int { return p.r.PID() }
+
 // Close releases the runner (its cgroup, killing anything still in it).
 func (p *process) Close() error {
 	close(p.stop)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/status"
 )
 
 // Capabilities: the container sees only its rootfs (no --fs host), there
@@ -26,6 +27,8 @@ func (b *Backend) Capabilities() session.Capabilities {
 		PrivateUserNS: true,
 		// The runtime's --preserve-fds 1: the client's stdin is fd 3.
 		DirectStdinFD: 3,
+		Observes:      []status.Kind{status.Pids, status.Memory},
+		Syscalls:      "loki-keyring-deny (keyctl, add_key, request_key: EPERM)",
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   userNSPrivate,

@@ -1,0 +1,244 @@
+//go:build unix
+
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/status"
+)
+
+// outcome is what Run learns of a session's course, for the status
+// stream's start and end events and the summary line.
+type outcome struct {
+	rec                 *status.Recorder
+	t0                  time.Time
+	ran                 time.Time // the backend started (zero: it never did)
+	exitAt              time.Duration
+	bytesIn             atomic.Int64
+	direct              bool         // the peer read the client's own stdin
+	eofAt               atomic.Int64 // since t0, +1 ns; 0: host stdin's EOF not seen
+	rule                EOFRule
+	waited              bool
+	exit                Exit
+	killedBy, forwarded syscall.Signal
+	cut                 eofCut
+}
+
+func newOutcome(rec *status.Recorder) *outcome { return &outcome{rec: rec, t0: time.Now()} }
+
+func (o *outcome) stdinEOF() { o.eofAt.CompareAndSwap(0, int64(time.Since(o.t0))+1) }
+
+// watchHangup records the client's hang-up of a stdin the peer reads
+// itself (direct stdio), where the relay cannot see its EOF.
+func (o *outcome) watchHangup(stdin *os.File) {
+	o.direct = true
+	if o.rec == nil || o.rule != EOFEnd {
+		return
+	}
+	go func() {
+		<-hangup(stdin)
+		o.stdinEOF()
+	}()
+}
+
+// waitedFor records how the started process ended.
+func (o *outcome) waitedFor(exit Exit, killedBy, forwarded syscall.Signal) {
+	o.waited, o.exit, o.killedBy, o.forwarded = true, exit, killedBy, forwarded
+	o.exitAt = time.Since(o.t0)
+}
+
+// started writes the start event once the backend has started.
+func (o *outcome) started(cfg Config, caps Capabilities, id string, proc Process) {
+	o.ran = time.Now()
+	if o.rec == nil {
+		return
+	}
+	p := cfg.Confine
+	s := status.Start{
+		Session: id,
+		Backend: cfg.Backend.Name(),
+		UserNS:  "host",
+		UID:     os.Geteuid(),
+		GID:     os.Getegid(),
+		Policy: status.Policy{
+			FS:       string(p.FS),
+			Hidden:   p.Hide,
+			Network:  string(p.Net()),
+			Allow:    p.Allow,
+			Syscalls: caps.Syscalls,
+			Limits: status.Limits{
+				PidsMax:   max(p.Resources.Pids(), 0),
+				MemoryMax: p.Resources.MemoryMax,
+			},
+		},
+		Cannot: map[status.Kind]string{},
+	}
+	if !caps.Init {
+		s.Policy.Limits.PidsMax = 0 // no cgroup: none asks for no limit
+	}
+	if c := p.Resources.CPU; c != nil && c.Period > 0 {
+		s.Policy.Limits.CPUMax = float64(c.Quota) / float64(c.Period)
+	}
+	if s.Policy.FS == "" { // the backend's default
+		s.Policy.FS = string(confine.FSHost)
+		if caps.Init {
+			s.Policy.FS = string(confine.FSConfined)
+		}
+	}
+	if s.Policy.FS == string(confine.FSConfined) {
+		s.Policy.Writable = append([]string{cfg.Peer.Cwd}, p.Write...)
+		s.Policy.ReadOnly = append([]string{"/"}, p.Protect...)
+	} else {
+		s.Policy.Writable = []string{"/"}
+	}
+	if caps.PrivateUserNS && p.PrivateUserNS() && os.Geteuid() == 0 {
+		r := confine.PrivateRange()
+		s.UserNS, s.UID, s.GID = "private", int(r.UID), int(r.GID)
+	} else if u := p.User; u != nil {
+		s.UID, s.GID = int(u.UID), int(u.GID)
+	}
+	if pp, ok := proc.(interface{ InitPID() int }); ok {
+		s.InitPID = pp.InitPID()
+	}
+	if pp, ok := proc.(interface{ PeerPID() int }); ok {
+		s.PeerPID = pp.PeerPID()
+	}
+	observes := map[status.Kind]bool{}
+	for _, k := range caps.Observes {
+		observes[k] = true
+	}
+	for _, k := range status.Kinds {
+		switch {
+		case observes[k] && k == status.Egress && len(p.Allow) == 0:
+			s.Cannot[k] = "no --allow-host: there is no egress proxy to refuse"
+		case observes[k]:
+			s.Observes = append(s.Observes, k)
+		default:
+			s.Cannot[k] = cannotObserve(k, cfg.Backend.Name())
+		}
+	}
+	o.rec.Start(s)
+}
+
+// cannotObserve says why a kind is not reported by backend.
+func cannotObserve(k status.Kind, backend string) string {
+	switch k {
+	case status.Write, status.Read, status.Exec:
+		return "the kernel refuses these with EACCES/EROFS and reports them nowhere the supervisor reads yet (Landlock audit records are not read)"
+	case status.Connect:
+		return "refused connections are not logged by the kernel here"
+	case status.Syscall:
+		return "the seccomp filter returns errors without logging them"
+	}
+	return "the " + backend + " backend does not report it"
+}
+
+// limits records the cgroup limits the session ran into.
+func (o *outcome) limits(limit error) {
+	var l *confine.LimitError
+	for _, e := range unwrapAll(limit) {
+		if errors.As(e, &l) {
+			kind := status.Pids
+			if errors.Is(l, confine.ErrMemoryLimit) {
+				kind = status.Memory
+			}
+			o.rec.Refused(status.Refusal{What: kind, Count: l.Count})
+			continue
+		}
+		switch {
+		case errors.Is(e, confine.ErrMemoryLimit):
+			o.rec.Refused(status.Refusal{What: status.Memory})
+		case errors.Is(e, confine.ErrPidsLimit):
+			o.rec.Refused(status.Refusal{What: status.Pids})
+		}
+	}
+}
+
+// unwrapAll splits an errors.Join of limits.
+func unwrapAll(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// statusWait bounds the wait for a slow status reader at the end.
+const statusWait = time.Second
+
+// finish writes the end event and the summary line.
+func (o *outcome) finish(cfg Config, err error) {
+	if o.waited {
+		o.limits(o.exit.Limit)
+	}
+	o.rec.End(o.end(err), statusWait)
+	if s := o.rec.Summary(); s != "" && !cfg.Quiet {
+		fmt.Fprintf(cfg.Notes, "loki-supervise: %s\n", s)
+	}
+}
+
+// end is the end event: the code, and the one reason it has.
+func (o *outcome) end(err error) status.End {
+	code := exitcode.Code(err)
+	e := status.End{Code: code, Duration: time.Since(o.t0).Seconds(), BytesIn: o.bytesIn.Load(), BytesOut: -1}
+	if o.direct {
+		e.BytesIn = -1
+	}
+	if !o.ran.IsZero() {
+		e.Ran = time.Since(o.ran).Seconds()
+	}
+	x := o.exit
+	eof := o.eofAt.Load()
+	cutByEOF := o.rule == EOFEnd && eof > 0 && o.exitAt-time.Duration(eof-1) >= eofWindow-20*time.Millisecond
+	switch {
+	case !o.waited || x.Err != nil || errors.Is(err, exitcode.ErrNotLaunched):
+		e.Reason = status.RefusedStart
+	case o.killedBy != 0 || o.forwarded != 0:
+		e.Reason, e.Signal = status.SupervisorSignal, int(max(o.killedBy, o.forwarded))
+	case errors.Is(x.Limit, confine.ErrMemoryLimit):
+		e.Reason = status.LimitMemory
+	case errors.Is(x.Limit, confine.ErrPidsLimit):
+		e.Reason = status.LimitPids
+	case o.cut.ended && x.Signal == int(syscall.SIGKILL) && o.cut.writing:
+		e.Reason = status.EOFCutOutput
+	case o.cut.ended && x.Signal == int(syscall.SIGKILL):
+		e.Reason = status.EOFEnded
+	case x.Escaped != nil:
+		e.Reason = status.Refused
+	case x.Signal != 0:
+		e.Reason, e.Signal = status.PeerSignal, x.Signal
+	case x.Code == exitcode.Code(exitcode.LeaseExpired(nil)):
+		e.Reason = status.LeaseExpired
+	case code != x.Code:
+		e.Reason = status.InputLost // a clean run whose stdin relay failed
+	case cutByEOF && code == 0:
+		e.Reason = status.EOFEnded
+	case cutByEOF && code == exitcode.Code(exitcode.Refused(nil)):
+		e.Reason = status.EOFCutOutput
+	case code == exitcode.Code(exitcode.Refused(nil)):
+		e.Reason = status.Refused
+	default:
+		e.Reason = status.PeerExit
+	}
+	return e
+}
+
+// sessionID names a session in its stream: its dir's name, or for a
+// backend without one the supervisor's pid.
+func sessionID(dir string) string {
+	if dir == "" {
+		return fmt.Sprintf("direct-%d", os.Getpid())
+	}
+	return filepath.Base(dir)
+}

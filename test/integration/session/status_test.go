@@ -1,0 +1,207 @@
+//go:build linux
+
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loki-sh/loki/internal/session/status/statustest"
+)
+
+// streamOf reads a status file, validating every line against
+// docs/status.schema.json.
+func streamOf(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := statustest.Lines(b)
+	if err != nil {
+		t.Fatalf("status stream: %v", err)
+	}
+	return lines
+}
+
+// statusRun runs one session with --status-file and returns its result
+// and its stream's lines.
+func statusRun(t *testing.T, b backend, flags []string, stdin string, peer ...string) (result, []map[string]any) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "status.jsonl")
+	r := run(t, supervise(t, b, append([]string{"--status-file", path}, flags...), peer...), stdin, generous)
+	return r, streamOf(t, path)
+}
+
+// events are the lines' event names, and refused lines as event:what.
+func events(lines []map[string]any) string {
+	var out []string
+	for _, l := range lines {
+		e := l["event"].(string)
+		if w, ok := l["what"].(string); ok {
+			e += ":" + w
+		}
+		out = append(out, e)
+	}
+	return strings.Join(out, " ")
+}
+
+func endOf(t *testing.T, lines []map[string]any) map[string]any {
+	t.Helper()
+	if len(lines) == 0 || lines[len(lines)-1]["event"] != "end" {
+		t.Fatalf("no end event last: %q", events(lines))
+	}
+	return lines[len(lines)-1]
+}
+
+// TestStatusStream: on every backend, the stream of a session has a start
+// naming the backend, the refusals the backend observes, and an end whose
+// code is the session's and whose reason is the one way it ended. Every
+// line validates against the schema.
+func TestStatusStream(t *testing.T) {
+	const memHog = `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`
+	const forkBomb = `i=0; while [ $i -lt 80 ]; do sleep 5 & i=$((i+1)); done 2>/dev/null; wait`
+	for _, b := range relayBackends() {
+		t.Run(b.name, func(t *testing.T) {
+			type tc struct {
+				name   string
+				flags  []string
+				stdin  string
+				script string
+				code   int
+				reason string
+				events string
+			}
+			cases := []tc{
+				{"peer exit", nil, "", "exit 3", 3, "peer-exit", "start end"},
+				{"eof ended", nil, "", "sleep 60", 0, "eof-ended", "start end"},
+				{"eof cut output", nil, "", "while :; do echo x; sleep 0.05; done", 125, "eof-cut-output", "start end"},
+			}
+			if b.name != "none" {
+				cases = append(cases,
+					tc{"pids max", []string{"--pids-max", "40", "--eof", "wait"}, "", forkBomb, 125, "limit-pids", "start refused:pids end"},
+					tc{"memory max", []string{"--memory-max", "32M", "--eof", "wait"}, "", memHog, 137, "limit-memory", "start refused:memory end"},
+				)
+			} else {
+				cases = append(cases, tc{"limit refused at start", []string{"--pids-max", "40"}, "", "true", 127, "refused-start", "end"})
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					r, lines := statusRun(t, b, c.flags, c.stdin, "sh", "-c", c.script)
+					end := endOf(t, lines)
+					if r.code != c.code || int(end["code"].(float64)) != c.code || end["reason"] != c.reason || events(lines) != c.events {
+						t.Fatalf("exit %d; stream %q, end %v; want %d, %s, %q (stderr %q)", r.code, events(lines), end, c.code, c.reason, c.events, r.stderr)
+					}
+					if lines[0]["event"] == "start" && lines[0]["backend"] != strings.SplitN(b.name, "-", 2)[0] {
+						t.Fatalf("start names backend %v", lines[0]["backend"])
+					}
+					if c.code == 125 && c.reason == "limit-pids" && !strings.Contains(r.stderr, "pids limit") {
+						t.Fatalf("stderr %q", r.stderr)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestStatusEndings: the namespace backend's other ways to end, and what
+// the peer asked for that the sandbox refused.
+func TestStatusEndings(t *testing.T) {
+	b := namespaceBackend()
+	t.Run("egress refused", func(t *testing.T) {
+		script := `for i in 1 2 3; do wget -q -O /dev/null http://blocked.example/ 2>/dev/null; done; exit 0`
+		r, lines := statusRun(t, b, []string{"--allow-host", "allowed.example", "--eof", "wait"}, "", "sh", "-c", script)
+		end := endOf(t, lines)
+		if r.code != 0 || events(lines) != "start refused:egress refused:egress end" || end["reason"] != "peer-exit" {
+			t.Fatalf("exit %d, stream %q, end %v (stderr %q)", r.code, events(lines), end, r.stderr)
+		}
+		if lines[1]["host"] != "blocked.example:80" || lines[2]["count"].(float64) != 3 {
+			t.Fatalf("refused lines %v, %v", lines[1], lines[2])
+		}
+		if !strings.Contains(r.stderr, "loki-supervise: refused: 3 egress requests: blocked.example:80 (3)\n") {
+			t.Fatalf("no summary line: %q", r.stderr)
+		}
+		r, _ = statusRun(t, b, []string{"--allow-host", "allowed.example", "--eof", "wait", "--quiet"}, "", "sh", "-c", script)
+		if strings.Contains(r.stderr, "refused: 3") {
+			t.Fatalf("--quiet printed the summary: %q", r.stderr)
+		}
+	})
+	t.Run("missing command", func(t *testing.T) {
+		r, lines := statusRun(t, b, nil, "", "no-such-agent-h34")
+		if end := endOf(t, lines); r.code != 125 || events(lines) != "end" || end["reason"] != "refused-start" {
+			t.Fatalf("exit %d, stream %q, end %v", r.code, events(lines), end)
+		}
+	})
+	t.Run("peer killed by a signal", func(t *testing.T) {
+		r, lines := statusRun(t, b, nil, "", "sh", "-c", "kill -9 $$")
+		if end := endOf(t, lines); r.code != 125 || end["reason"] != "refused" {
+			t.Fatalf("exit %d, end %v", r.code, end)
+		}
+	})
+	t.Run("supervisor signal", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "status.jsonl")
+		cmd, _, _ := startReady(t, b, []string{"--status-file", path}, "exec sleep 1000")
+		cmd.Process.Signal(syscall.SIGTERM)
+		code := waitBounded(t, cmd, generous)
+		end := endOf(t, streamOf(t, path))
+		if int(end["code"].(float64)) != code || end["reason"] != "supervisor-signal" || end["signal"].(float64) != 15 {
+			t.Fatalf("exit %d, end %v", code, end)
+		}
+	})
+	t.Run("lease expired", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "status.jsonl")
+		cmd, _, _ := startReady(t, b, []string{"--status-file", path, "--lease-duration", "1s", "--renew-interval", "200ms", "--no-parent-death-signal"}, "exec sleep 1000")
+		cmd.Process.Signal(syscall.SIGSTOP)
+		time.Sleep(2500 * time.Millisecond) // the lease bound is what is tested: past it
+		cmd.Process.Signal(syscall.SIGCONT)
+		code := waitBounded(t, cmd, generous)
+		if end := endOf(t, streamOf(t, path)); code != 124 || end["reason"] != "lease-expired" {
+			t.Fatalf("exit %d, end %v", code, end)
+		}
+	})
+	t.Run("supervisor kill -9 leaves start and no end", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "status.jsonl")
+		root := privateDir(t, t.TempDir(), "ctl", 0)
+		cmd, _, _ := startReady(t, b, []string{"--status-file", path, "--lease-duration", "1s", "--renew-interval", "200ms", "--control-root", root}, "exec sleep 1000")
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Process.Wait()
+		if got := events(streamOf(t, path)); got != "start" {
+			t.Fatalf("stream after kill -9: %q, want start alone", got)
+		}
+	})
+	t.Run("status fd", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pr.Close()
+		cmd := supervise(t, b, []string{"--status-fd", "3"}, "sh", "-c", "exit 4")
+		cmd.ExtraFiles = []*os.File{pw}
+		r := run(t, cmd, "", generous)
+		pw.Close()
+		var buf [1 << 16]byte
+		n, _ := pr.Read(buf[:])
+		lines, err := statustest.Lines(buf[:n])
+		if err != nil || r.code != 4 || events(lines) != "start end" {
+			t.Fatalf("exit %d, stream %q (%v): %s", r.code, events(lines), err, buf[:n])
+		}
+	})
+	t.Run("status fd closed by its reader", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Close()
+		cmd := supervise(t, b, []string{"--status-fd", "3"}, "sh", "-c", "echo out; exit 5")
+		cmd.ExtraFiles = []*os.File{pw}
+		r := run(t, cmd, "", generous)
+		pw.Close()
+		if r.code != 5 || r.stdout != "out\n" {
+			t.Fatalf("exit %d, stdout %q, stderr %q: a closed status reader changed the session", r.code, r.stdout, r.stderr)
+		}
+	})
+}
