@@ -46,6 +46,8 @@ func TestCLIAnswers(t *testing.T) {
 		{"typo of a flag", []string{"session", "--isolaton", "oci"}, 2, "", `session: unknown flag --isolaton: did you mean --isolation? (see 'loki-supervise session --help')`},
 		{"bad flag value", []string{"session", "--lease-duration", "soon", "--", "true"}, 2, "", `session: invalid value "soon" for flag -lease-duration: parse error (see 'loki-supervise session --help')`},
 		{"json alone", []string{"--json"}, 2, "", "--json goes with --version (each command has its own --json)"},
+		{"hide a typo", []string{"session", "--no-policy", "--isolation", "namespace", "--hide", "/nonexistent/.shh", "--", "true"}, 2, "",
+			"session: --hide /nonexistent/.shh: no such file or directory here, so it would hide nothing (a typo?)"},
 		{"version", []string{"--version"}, 0, "loki-supervise ", ""},
 		{"version command", []string{"version"}, 0, "loki-supervise ", ""},
 	}

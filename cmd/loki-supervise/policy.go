@@ -88,6 +88,9 @@ func applyPolicyFile(c *cli.Context, workspace string) ([]confine.Setting, error
 			if (s.Key == "write" || s.Key == "hide") && home != "" && (v == "~" || strings.HasPrefix(v, "~/")) {
 				v = filepath.Join(home, strings.TrimPrefix(v, "~"))
 			}
+			if s.Key == "hide" && !exists(v, workspace) {
+				continue // a file's hide list may name what only some machines have
+			}
 			if fromWorkspace && s.Source.File != "" {
 				if why := widens(s.Key, v, workspace); why != "" {
 					return nil, usage("session: %s: %s: a workspace's policy file cannot %s; say it on the command line or in %s",
@@ -171,4 +174,12 @@ func widens(key, v, workspace string) string {
 		}
 	}
 	return ""
+}
+
+func exists(p, workspace string) bool {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workspace, p)
+	}
+	_, err := os.Lstat(p)
+	return err == nil
 }

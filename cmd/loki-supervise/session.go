@@ -288,6 +288,9 @@ func runSession(c *cli.Context) error {
 		return err
 	}
 	isolation := c.String("isolation")
+	if err := hideExists(isolation, confinement.Hide); err != nil {
+		return err
+	}
 	cwd, err := sessionCwd(c, isolation)
 	if err != nil {
 		return usage("session: %v", err)
@@ -501,5 +504,21 @@ func allowHosts(c *cli.Context, p *confine.Policy) error {
 		p.Network = confine.NetworkLoopback
 	}
 	p.Allow = values
+	return nil
+}
+
+// hideExists refuses a --hide path that is not there on a backend that
+// shows the host's files: it would hide nothing, and is most likely a
+// typo (--hide ~/.shh). In a container the path is the image's, which
+// the host cannot check.
+func hideExists(isolation string, hide []string) error {
+	if isolation != namespace.Name && isolation != none.Name {
+		return nil
+	}
+	for _, h := range hide {
+		if _, err := os.Lstat(h); err != nil {
+			return usage("session: --hide %s: no such file or directory here, so it would hide nothing (a typo?)", h)
+		}
+	}
 	return nil
 }

@@ -87,6 +87,15 @@ func TestPolicyFile(t *testing.T) {
 		})
 	}
 
+	// A file's hide list may name what this machine lacks; the flag may not.
+	put("hide = [\"/nonexistent/.aws\"]\n")
+	if code, _, errOut := policySession(t, ws, nil, "--", "true"); code != 0 {
+		t.Fatalf("a missing hide path from the file: exit %d (%q)", code, errOut)
+	}
+	if code, _, errOut := policySession(t, ws, nil, "--hide", "/nonexistent/.shh", "--", "true"); code != 2 || !strings.Contains(errOut, "a typo?") {
+		t.Fatalf("--hide of a missing path: exit %d (%q), want 2 naming the typo", code, errOut)
+	}
+
 	// The agent cannot rewrite the project's policy for the next session.
 	put("hide = [\"/srv\"]\n")
 	code, _, errOut := policySession(t, ws, nil, "--", "sh", "-c", "echo 'fs = \"host\"' >> .loki/policy.toml")
