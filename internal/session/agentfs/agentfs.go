@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // Agent is one known agent: the names its commands and npm packages go
@@ -199,7 +201,7 @@ func Resolve(in Input) Plan {
 				if err != nil && !recognised[a.Name] {
 					continue
 				}
-				if under(p, in.Writable) {
+				if mounts.UnderAny(p, in.Writable) {
 					continue // writable already
 				}
 				plan.State = append(plan.State, Entry{Path: p, Why: f.Why, Dir: f.Dir, Missing: err != nil})
@@ -209,7 +211,7 @@ func Resolve(in Input) Plan {
 	}
 	seen := map[string]bool{}
 	add := func(p string, f File) {
-		if seen[p] || !under(p, writable) {
+		if seen[p] || !mounts.UnderAny(p, writable) {
 			return
 		}
 		seen[p] = true
@@ -294,15 +296,6 @@ func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 func named(p string, explicit []string) bool {
 	for _, e := range explicit {
 		if e == p {
-			return true
-		}
-	}
-	return false
-}
-
-func under(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if p == d || d == "/" || strings.HasPrefix(p, d+"/") {
 			return true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+
+	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // Sentinel errors.
@@ -116,7 +118,7 @@ func parseHost(mountinfo, self []byte) Host {
 func within(m mount, path string) (string, bool) {
 	rel := path
 	if m.root != "/" {
-		if path != m.root && !strings.HasPrefix(path, m.root+"/") {
+		if !mounts.Under(path, m.root) {
 			return "", false
 		}
 		rel = strings.TrimPrefix(path, m.root)
