@@ -5,11 +5,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/lease"
 )
 
@@ -32,11 +34,19 @@ is written 0640 with DIR's group.
 Connect stdin to the session's owner (kubectl exec -i, ssh, a socket) so that the
 owner's death, not the holder's own, ends the session. Bytes on stdin are ignored.
 
+--await-owner D is for a holder whose stdin is open before any owner is there (a
+Pod's sidecar with stdin: true): it renews for at most D waiting for the owner's
+first byte, then only until stdin's EOF; no byte within D stops it (124). A
+control dir that already holds a lease is never renewed (125): the holder was
+restarted (a sidecar is) after its owner left, and renewing then would keep the
+session alive with no owner.
+
 Example:
   loki-supervise lease --control-dir /run/me/s1/control < /run/me/s1/owner.fifo`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "control-dir", Usage: "the control dir loki-init watches (required; 0700, or 0750 with the init's group, made by you)"},
 			&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed (shorter than loki-init's -lease-duration)"},
+			&cli.DurationFlag{Name: "await-owner", Usage: "renew only for an owner whose first byte arrives within this; never renew a dir that already holds a lease"},
 		},
 		Action: func(c *cli.Context) error {
 			dir := c.String("control-dir")
@@ -49,37 +59,57 @@ Example:
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 				return usage("lease: --control-dir %s: not a directory", dir)
 			}
+			await := c.Duration("await-owner")
+			if await < 0 {
+				return usage("lease: --await-owner %v: must not be negative", await)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, lease.FileName)); await > 0 && err == nil {
+				return exitcode.Refused(fmt.Errorf("lease: %s already holds a lease: this holder was restarted after its owner left; not renewing", dir))
+			}
 			w, err := newLeaseWriter(dir)
 			if err != nil {
 				return notLaunched(fmt.Errorf("lease: %v", err))
 			}
 			defer w.Close()
-			return holdLease(w, c.Duration("renew-interval"), os.Stdin)
+			return holdLease(w, c.Duration("renew-interval"), await, os.Stdin)
 		},
 	}
 }
 
 // newLeaseWriter writes the lease 0600, or 0640 with the dir's group when
-// the dir gives its group access (an init running as another user).
+// the holder's own dir gives its group access (an init running as another
+// user). A dir of someone else's (a Pod's emptyDir, 0777 root's) gets
+// 0600: there the holder runs as the agent's user.
 func newLeaseWriter(dir string) (*lease.Writer, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
 	}
-	if gid, ok := groupOf(st); ok && st.Mode()&0o050 != 0 && gid != os.Getegid() {
+	if gid, ok := groupOf(st); ok && st.Mode()&0o050 != 0 && gid != os.Getegid() && ownerOf(st) == os.Geteuid() {
 		return lease.NewGroupWriter(dir, gid)
 	}
 	return lease.NewWriter(dir)
 }
 
 // holdLease renews w every interval until owner reaches EOF (or fails) or
-// a termination signal arrives.
-func holdLease(w *lease.Writer, interval time.Duration, owner io.Reader) error {
-	ended := make(chan struct{})
+// a termination signal arrives. With await > 0, the owner's first byte
+// must arrive within await.
+func holdLease(w *lease.Writer, interval, await time.Duration, owner io.Reader) error {
+	ended, hello := make(chan struct{}), make(chan struct{})
 	go func() {
-		io.Copy(io.Discard, owner)
+		var b [1]byte
+		if n, _ := io.ReadFull(owner, b[:]); n == 1 {
+			close(hello)
+			io.Copy(io.Discard, owner)
+		}
 		close(ended)
 	}()
+	var deadline <-chan time.Time
+	if await > 0 {
+		t := time.NewTimer(await)
+		defer t.Stop()
+		deadline = t.C
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -90,6 +120,10 @@ func holdLease(w *lease.Writer, interval time.Duration, owner io.Reader) error {
 		select {
 		case <-ended:
 			return nil
+		case <-hello:
+			hello, deadline = nil, nil
+		case <-deadline:
+			return exitcode.Timeout(fmt.Errorf("lease: no owner within --await-owner %v; not renewing", await))
 		case <-sigs:
 			return nil
 		case <-tick.C:
@@ -100,6 +134,13 @@ func holdLease(w *lease.Writer, interval time.Duration, owner io.Reader) error {
 			failing = err != nil
 		}
 	}
+}
+
+func ownerOf(fi os.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
 }
 
 func groupOf(fi os.FileInfo) (int, bool) {
