@@ -24,6 +24,8 @@ func groups() []group {
 			sessionCommand(),
 			leaseCommand(),
 			ociSpecCommand(),
+			podSpecCommand(),
+			installInitCommand(),
 		}},
 		{"Durable executions", []*cli.Command{
 			runCommand(),

@@ -176,6 +176,18 @@ func bundleFlags() []cli.Flag {
 
 // confinePolicy parses the confinement flags once, for every backend.
 func confinePolicy(c *cli.Context) (confine.Policy, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
+	return confinePolicyPaths(c, func(flag string, paths []string) ([]string, error) {
+		return confine.ParsePaths(flag, paths, wd)
+	})
+}
+
+// confinePolicyPaths is confinePolicy with the --write/--hide paths read
+// by parsePaths: this host's paths for a session, a node's for pod-spec.
+func confinePolicyPaths(c *cli.Context, parsePaths func(flag string, paths []string) ([]string, error)) (confine.Policy, error) {
 	user, err := confine.ParseUser(c.String("user"))
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
@@ -192,15 +204,11 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	wd, err := os.Getwd()
+	write, err := parsePaths("write", *c.Generic("write").(*repeated))
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	write, err := confine.ParsePaths("write", *c.Generic("write").(*repeated), wd)
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	hide, err := confine.ParsePaths("hide", *c.Generic("hide").(*repeated), wd)
+	hide, err := parsePaths("hide", *c.Generic("hide").(*repeated))
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}

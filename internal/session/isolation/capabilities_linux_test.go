@@ -8,6 +8,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
+	"github.com/loki-sh/loki/internal/session/isolation/kubernetes"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
@@ -54,11 +55,37 @@ func refusals() map[string]map[confine.Knob]string {
 	n[confine.KnobUserNSPrivate] = prefix + "none cannot give --userns private; use --isolation namespace, or --user UID to run the agent unprivileged"
 	n[confine.KnobAllowHost] = prefix + "none cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
 	n[confine.KnobTTY] = prefix + "none cannot give --tty; it runs no loki-init to open one; use --isolation namespace, oci or docker"
-	return map[string]map[confine.Knob]string{namespace.Name: ns, oci.Name: o, docker.Name: d, none.Name: n}
+	k := given(kubernetes.Name)
+	for knob, fix := range map[confine.Knob]string{
+		confine.KnobUserNSPrivate:   "hostUsers: false is stripped by an API server without the UserNamespacesSupport gate; use --user UID[:GID]",
+		confine.KnobAllowHost:       "a Pod runs no egress proxy; use a NetworkPolicy that allows only those hosts",
+		confine.KnobNetworkLoopback: "a Pod's network is the cluster's; use a NetworkPolicy that denies egress",
+		confine.KnobNetworkNone:     "a Pod's network is the cluster's; use a NetworkPolicy that denies egress",
+		confine.KnobFSHost:          "the container sees only its image; use --writable-rootfs and --bind SRC:DST",
+		confine.KnobProtect:         "the agent's files are its image's and its volumes'; mount what must stay read-only with --bind SRC:DST:ro",
+		confine.KnobPidsMax:         "a Pod has no pids limit of its own; set the kubelet's podPidsLimit (e.g. 4096) and drop --pids-max",
+		confine.KnobTTY:             "attach has no terminal mode; drop --tty",
+	} {
+		k[knob] = prefix + "kubernetes cannot give " + string(knob) + "; " + fix
+	}
+	return map[string]map[confine.Knob]string{namespace.Name: ns, oci.Name: o, docker.Name: d, none.Name: n, kubernetes.Name: k}
 }
 
-func backends() []session.Backend {
-	return []session.Backend{&namespace.Backend{}, &oci.Backend{}, &docker.Backend{}, none.Backend{}}
+// declarer is what the table needs of a backend: its name and its
+// capabilities. pod-spec's Pod declares them too, without being a
+// session backend.
+type declarer interface {
+	Name() string
+	Capabilities() session.Capabilities
+}
+
+type pod struct{}
+
+func (pod) Name() string                       { return kubernetes.Name }
+func (pod) Capabilities() session.Capabilities { return kubernetes.Capabilities() }
+
+func backends() []declarer {
+	return []declarer{&namespace.Backend{}, &oci.Backend{}, &docker.Backend{}, none.Backend{}, pod{}}
 }
 
 // TestEveryKnobEveryBackend: each backend declares each knob, and Admit
