@@ -26,6 +26,7 @@ func groups() []group {
 			ociSpecCommand(),
 			podSpecCommand(),
 			installInitCommand(),
+			attachCommand(),
 		}},
 		{"Durable executions", []*cli.Command{
 			runCommand(),
