@@ -42,6 +42,9 @@ var (
 	ErrNotStarted = errors.New("docker created the container but did not start it")
 	ErrNoDaemon   = errors.New("no Docker daemon answers")
 	ErrNoImage    = errors.New("image not available")
+	// ErrEngineLost: the daemon stopped answering while the session ran;
+	// how the session ended is the engine's doing, not the peer's.
+	ErrEngineLost = errors.New("engine-lost: the Docker daemon went away during the session")
 	// ErrOutputLost: the docker CLI, which carries the session's output,
 	// ended while the container still ran (e.g. its stdout was closed).
 	ErrOutputLost = errors.New("output-lost: the docker CLI ended before the container")
@@ -182,6 +185,9 @@ func Args(o Options) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: --bind %q: want SRC:DST[:ro|:rw], both paths absolute", ErrOptions, b)
 		}
+		if err := checkSource(pb.Source); err != nil {
+			return nil, err
+		}
 		m := "type=bind,source=" + pb.Source + ",target=" + pb.Destination
 		if pb.ReadOnly {
 			m += ",readonly"
@@ -205,6 +211,23 @@ func Args(o Options) ([]string, error) {
 	// a namespace of the container's own (its bridge, or none), which
 	// keeps the host's abstract unix sockets out of reach by itself.
 	return append(args, "-seccomp", ControlPath), nil
+}
+
+// checkSource refuses a bind source that resolves, through a symlink
+// anywhere in it, to another path than the one given: dockerd follows
+// links when it mounts, so an earlier peer that replaced a directory of
+// a workspace with a link to /etc would have the next session write
+// there. A source that does not exist is left to docker's own refusal.
+// (A swap between this check and dockerd's mount is not closed here.)
+func checkSource(src string) error {
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil
+	}
+	if clean := filepath.Clean(src); real != clean {
+		return fmt.Errorf("%w: --bind source %s resolves to %s through a symlink, outside the path given: give the real path, or remove the link", ErrOptions, clean, real)
+	}
+	return nil
 }
 
 // controlRootMasks parses the binds and covers every place where one would
@@ -411,6 +434,12 @@ func (p *process) classify(code int) session.Exit {
 	// still exists means the CLI itself failed while the session ran.
 	if _, err := p.run("container", "inspect", "--format", "{{.State.Status}}", p.name); err == nil {
 		return session.Exit{Code: code, Escaped: fmt.Errorf("%w (docker run exited %d)", ErrOutputLost, code)}
+	}
+	// No container, and no daemon to ask: the engine stopped (or was
+	// stopped) under the session and ended it; the code is not the
+	// peer's, and nothing can be verified of what it left.
+	if _, err := p.run("version", "--format", "{{.Server.Version}}"); err != nil {
+		return session.Exit{Code: code, Escaped: fmt.Errorf("%w (docker run exited %d): %s", ErrEngineLost, code, DaemonFixHint)}
 	}
 	p.setRemoved()
 	events := p.events()

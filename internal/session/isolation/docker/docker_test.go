@@ -183,3 +183,36 @@ func TestArgsHide(t *testing.T) {
 		t.Errorf("a hide path with a comma was accepted")
 	}
 }
+
+// TestArgsRefusesRelinkedBindSource: an earlier peer replaced a directory
+// of the bind's source with a symlink out of it; dockerd would follow it,
+// so Args refuses (before: the link was passed on and followed). The real
+// path, and a source docker will report missing, pass.
+func TestArgsRefusesRelinkedBindSource(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "etc")
+	os.MkdirAll(ws, 0o755)
+	os.MkdirAll(outside, 0o755)
+	if err := os.Symlink(outside, filepath.Join(ws, "data")); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Image: "img", Init: "/init", ControlDir: "/c", Name: "n", SeccompProfile: "/s"}
+	for _, tc := range []struct {
+		bind string
+		ok   bool
+	}{
+		{filepath.Join(ws, "data") + ":/data", false},
+		{filepath.Join(ws, "data", "sub") + ":/data", true}, // missing: docker's own refusal
+		{ws + ":/ws", true},
+		{outside + ":/data", true},
+	} {
+		o.Binds = []string{tc.bind}
+		_, err := Args(o)
+		if tc.ok != (err == nil) || (!tc.ok && !errors.Is(err, ErrOptions)) {
+			t.Errorf("--bind %s: %v", tc.bind, err)
+		}
+	}
+}
