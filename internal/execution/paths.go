@@ -12,7 +12,7 @@ import (
 	sandboxlandlock "github.com/loki-sh/loki/internal/execution/sandbox/landlock"
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/execution/state"
-	"github.com/loki-sh/loki/internal/hosttool"
+	"github.com/loki-sh/loki/internal/proof/hosttool"
 )
 
 // Kind is what a path argument must name.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/loki-sh/loki/internal/hosttool"
+	"github.com/loki-sh/loki/internal/proof/hosttool"
 )
 
 // GPGTimeout bounds one gpg --verify.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/hosttool"
+	"github.com/loki-sh/loki/internal/proof/hosttool"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loki-sh/loki/internal/hosttool"
+	"github.com/loki-sh/loki/internal/proof/hosttool"
 )
 
 // gitEnv is the environment git runs with: the caller's with PATH set to
