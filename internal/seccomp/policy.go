@@ -5,6 +5,10 @@ import "errors"
 // ErrUnsupported: no syscall table for this architecture, so no filter.
 var ErrUnsupported = errors.New("seccomp: no syscall table for this architecture")
 
+// Name is the policy's name in a backend's declared capabilities and a
+// session's status stream.
+const Name = "loki-session (docs/confinement.md)"
+
 // Linux's errno values (the same on every architecture loki builds for).
 const (
 	EPERM      = 1

@@ -38,7 +38,9 @@ type Capabilities struct {
 	// session's status stream (Request.Status, Exit.Limit); the stream's
 	// start event says the others are not observed, and why.
 	Observes []status.Kind
-	// Syscalls names the syscall policy the peer runs under.
+	// Syscalls names the syscall policy the peer runs under: seccomp.Name
+	// wherever loki-init runs (no knob: nothing turns it off), "none"
+	// where the peer is the supervisor's own child.
 	Syscalls string
 }
 

@@ -42,6 +42,9 @@ type Report struct {
 type Isolation struct {
 	Name    string    `json:"name"`
 	Refuses []Refusal `json:"refuses"`
+	// Syscalls names the syscall policy its peer runs under ("none":
+	// none's).
+	Syscalls string `json:"syscalls"`
 }
 
 // Refusal is a knob (the flag) a backend does not give, and what to do
@@ -116,7 +119,11 @@ func (r Report) Text(w io.Writer) {
 		if len(refused) > 0 {
 			gives = "all but " + strings.Join(refused, ", ")
 		}
-		fmt.Fprintf(w, "--isolation %s gives %s\n", b.Name, gives)
+		filter := "under the session's syscall policy"
+		if b.Syscalls == "none" {
+			filter = "with no syscall policy"
+		}
+		fmt.Fprintf(w, "--isolation %s gives %s, %s\n", b.Name, gives, filter)
 	}
 	if r.DefaultSession {
 		fmt.Fprintln(w, "the default session (loki-supervise session -- CMD) can run here")

@@ -26,12 +26,13 @@ func TestReport(t *testing.T) {
 	}
 }
 
-// TestIsolationText: each backend's refusals are one line, in knob order.
+// TestIsolationText: each backend's refusals are one line, in knob order,
+// with whether its peer runs under the syscall policy.
 func TestIsolationText(t *testing.T) {
-	r := Report{Isolation: []Isolation{{Name: "a", Refuses: []Refusal{}}, {Name: "b", Refuses: []Refusal{{Knob: "--user", Fix: "f"}, {Knob: "--fs host", Fix: "g"}}}}}
+	r := Report{Isolation: []Isolation{{Name: "a", Refuses: []Refusal{}, Syscalls: "p"}, {Name: "b", Refuses: []Refusal{{Knob: "--user", Fix: "f"}, {Knob: "--fs host", Fix: "g"}}, Syscalls: "none"}}}
 	var b bytes.Buffer
 	r.Text(&b)
-	for _, want := range []string{"--isolation a gives every confinement knob\n", "--isolation b gives all but --user, --fs host\n"} {
+	for _, want := range []string{"--isolation a gives every confinement knob, under the session's syscall policy\n", "--isolation b gives all but --user, --fs host, with no syscall policy\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
@@ -131,6 +132,22 @@ func TestDefaultPolicyEverywhere(t *testing.T) {
 	for _, b := range backends() {
 		if err := session.Admit(b.Name(), b.Capabilities(), confine.Policy{}, false); err != nil {
 			t.Errorf("%s refuses the default policy: %v", b.Name(), err)
+		}
+	}
+}
+
+// TestSyscallPolicyDeclared: every backend that runs loki-init puts its
+// peer under the session's syscall policy; none, which runs the peer as
+// its own child, cannot.
+func TestSyscallPolicyDeclared(t *testing.T) {
+	for _, b := range backends() {
+		c := b.Capabilities()
+		want := "none"
+		if c.Init {
+			want = seccomp.Name
+		}
+		if c.Syscalls != want {
+			t.Errorf("%s: Syscalls %q, want %q: the policy exactly where loki-init runs", b.Name(), c.Syscalls, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/status"
@@ -15,7 +16,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 		Init:        true,
 		CopiesStdin: true,
 		Observes:    []status.Kind{status.Pids, status.Memory},
-		Syscalls:    "docker-default",
+		Syscalls:    seccomp.Name,
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   session.Refused("use --user UID, or the daemon's userns-remap"),

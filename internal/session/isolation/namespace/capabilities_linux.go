@@ -1,6 +1,7 @@
 package namespace
 
 import (
+	"github.com/loki-sh/loki/internal/seccomp"
 	"os"
 
 	"github.com/loki-sh/loki/internal/session"
@@ -24,7 +25,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 		DirectStdinFD: stage.HostStdinFD,
 		// Egress from its proxy, limits from its cgroup's events.
 		Observes: []status.Kind{status.Egress, status.Pids, status.Memory},
-		Syscalls: "loki-keyring-deny (keyctl, add_key, request_key: EPERM)",
+		Syscalls: seccomp.Name,
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   session.Given,

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"github.com/loki-sh/loki/internal/seccomp"
 	"os"
 
 	"github.com/loki-sh/loki/internal/session"
@@ -28,7 +29,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 		// The runtime's --preserve-fds 1: the client's stdin is fd 3.
 		DirectStdinFD: 3,
 		Observes:      []status.Kind{status.Pids, status.Memory},
-		Syscalls:      "loki-keyring-deny (keyctl, add_key, request_key: EPERM)",
+		Syscalls:      seccomp.Name,
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,
 			confine.KnobUserNSPrivate:   userNSPrivate,
