@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/testutil"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -83,6 +85,43 @@ func TestHostSocketsOutOfReach(t *testing.T) {
 				r := results(out)
 				if r["unix0"] != tc.pathname || r["unix1"] != tc.abstract {
 					t.Errorf("pathname %q, abstract %q; want %q, %q (Landlock scope %v)", r["unix0"], r["unix1"], tc.pathname, tc.abstract, scoped)
+				}
+			})
+		}
+	}
+}
+
+// TestOCIAbstractSocketsOutOfReach: on oci the peer runs on the host's
+// network too, where the host's abstract sockets answered (issue 33: runc
+// with --userns host reached them); loki-init now gives the peer the same
+// Landlock scope as the namespace backend (-scope-abstract-unix, from the
+// config). With --network loopback the runtime's network namespace
+// isolates them by itself. Docker's network is always a namespace of the
+// container's own.
+func TestOCIAbstractSocketsOutOfReach(t *testing.T) {
+	if landlockABI() < 6 {
+		reason := "the kernel has no Landlock abstract socket scope (ABI 6)"
+		if testutil.InCI() {
+			t.Fatal(reason)
+		}
+		t.Skip(reason)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	abstract := "@loki-confine-oci-" + hex.EncodeToString(b[:])
+	listenUnix(t, abstract)
+	for _, be := range backends() {
+		if !strings.HasPrefix(be.name, "oci") {
+			continue
+		}
+		for _, flags := range [][]string{nil, {"--userns", "host"}, {"--network", "loopback"}} {
+			t.Run(be.name+"/"+strings.Join(flags, "="), func(t *testing.T) {
+				code, out, stderr := session(t, be, flags, netprobe(t, be), "unix", abstract)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				if got := results(out)["unix0"]; got != "refused" {
+					t.Errorf("the host's abstract socket: %q, want refused", got)
 				}
 			})
 		}
