@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -86,7 +87,9 @@ type Launch struct {
 // Pod admits a policy by these alone, as a session does (session.Admit).
 func Capabilities() session.Capabilities {
 	given, refused := session.Given, session.Refused
-	return session.Capabilities{Init: true, Knobs: map[confine.Knob]session.Support{
+	// Syscalls: loki-init installs the session's policy itself
+	// (-seccomp), over the runtime's default profile.
+	return session.Capabilities{Init: true, Syscalls: seccomp.Name, Knobs: map[confine.Knob]session.Support{
 		confine.KnobUser:            given,
 		confine.KnobUserNSPrivate:   refused("hostUsers: false is stripped by an API server without the UserNamespacesSupport gate; use --user UID[:GID]"),
 		confine.KnobUserNSHost:      given,
@@ -179,7 +182,7 @@ func Pod(o Options) (*corev1.Pod, error) {
 	agent := corev1.Container{
 		Name:            AgentContainer,
 		Image:           o.Image,
-		Command:         append(append([]string{InitPath}, o.InitArgs...), ControlPath),
+		Command:         append(append([]string{InitPath}, o.InitArgs...), "-seccomp", ControlPath),
 		Stdin:           true,
 		StdinOnce:       true,
 		VolumeMounts:    agentMounts,

@@ -71,7 +71,7 @@ func TestPodTerms(t *testing.T) {
 		t.Fatalf("the holder is not a native sidecar with stdinOnce: %+v", s.InitContainers)
 	}
 	agent := s.Containers[0]
-	if agent.Command[0] != InitPath || agent.Command[len(agent.Command)-1] != ControlPath || !agent.Stdin || !agent.StdinOnce {
+	if agent.Command[0] != InitPath || agent.Command[len(agent.Command)-1] != ControlPath || agent.Command[len(agent.Command)-2] != "-seccomp" || !agent.Stdin || !agent.StdinOnce {
 		t.Errorf("agent command %v stdin %v/%v", agent.Command, agent.Stdin, agent.StdinOnce)
 	}
 	sc := agent.SecurityContext

@@ -1,9 +1,9 @@
 package namespace
 
 import (
-	"github.com/loki-sh/loki/internal/seccomp"
 	"os"
 
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"

@@ -1,9 +1,9 @@
 package oci
 
 import (
-	"github.com/loki-sh/loki/internal/seccomp"
 	"os"
 
+	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/status"
