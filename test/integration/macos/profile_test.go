@@ -45,7 +45,7 @@ func printProfile(t *testing.T, env map[string]string, c seatbelttest.Case, root
 // golden case is the reference's, whether Seatbelt is armed or not, and
 // printing it runs nothing and leaves no record.
 func TestPrintProfileMatchesReference(t *testing.T) {
-	testdata := filepath.Join(testutil.ModuleRoot(t), "internal", "macos", "seatbelt", "testdata")
+	testdata := filepath.Join(testutil.ModuleRoot(t), "internal", "execution", "sandbox", "seatbelt", "testdata")
 	seatbelttest.RequireMachine(t, testdata, seatbelt.Devices())
 	for _, c := range seatbelttest.Load(t, testdata) {
 		for _, armed := range []bool{false, true} {
@@ -91,7 +91,7 @@ func TestPrintProfileMatchesReference(t *testing.T) {
 // TestPrintProfileNamesTheWrongVariable: an invalid boundary is the
 // user's to fix (exit 2), and the message says which variable and why.
 func TestPrintProfileNamesTheWrongVariable(t *testing.T) {
-	testdata := filepath.Join(testutil.ModuleRoot(t), "internal", "macos", "seatbelt", "testdata")
+	testdata := filepath.Join(testutil.ModuleRoot(t), "internal", "execution", "sandbox", "seatbelt", "testdata")
 	c := seatbelttest.Load(t, testdata)[0]
 	for _, tc := range []struct{ name, key, value, want string }{
 		{"port out of range", "LOKI_HOST_RESERVED_PORTS", "70000", "LOKI_HOST_RESERVED_PORTS"},
