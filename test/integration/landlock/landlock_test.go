@@ -20,26 +20,17 @@ import (
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
-// layout is the shared valid boundary (boundarytest) with a secret and a
-// host file that no boundary variable names, and a data dir for the
-// records.
+// layout is the shared valid boundary (boundarytest), its secret and
+// data dir, and a host file that no boundary variable names.
 type layout struct {
 	*boundarytest.Layout
-	secret, hostFile, data string
+	hostFile string
 }
 
 func newLayout(t *testing.T) *layout {
 	t.Helper()
 	l := &layout{Layout: boundarytest.New(t, "")}
-	l.secret = filepath.Join(l.Root, "secret")
 	l.hostFile = filepath.Join(l.Root, "host.txt")
-	l.data = filepath.Join(l.Root, "data")
-	for _, d := range []string{l.secret, l.data} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	boundarytest.WriteFile(t, filepath.Join(l.secret, "key"), "s3cret\n", 0o600)
 	boundarytest.WriteFile(t, l.hostFile, "host\n", 0o600)
 	delete(l.Env, "HOME") // the supervisor's own HOME is left unset
 	return l
@@ -48,7 +39,7 @@ func newLayout(t *testing.T) *layout {
 func (l *layout) env(extra ...string) []string {
 	return append(append([]string{
 		"PATH=" + os.Getenv("PATH"),
-		"LOKI_DATA_DIR=" + l.data,
+		"LOKI_DATA_DIR=" + l.Data,
 		"LOKI_BUILD_DESCENDANT_GRACE_SECONDS=0.05",
 	}, l.Environ()...), extra...)
 }
@@ -67,8 +58,8 @@ try out-write sh -c 'echo o > ` + l.Out + `/o'
 try host-write sh -c 'echo pwned >> ` + l.hostFile + `'
 try host-create sh -c 'echo x > ` + l.Root + `/new'
 try record-write sh -c 'echo x >> ` + recordDir + `/state.json'
-try secret-list ls ` + l.secret + `
-try secret-read cat ` + l.secret + `/key
+try secret-list ls ` + l.Secret + `
+try secret-read cat ` + l.Secret + `/key
 `
 }
 
@@ -109,7 +100,7 @@ func supervise(t *testing.T, l *layout, id string, env []string, launcher []stri
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatal(err)
 	}
-	r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), dir: filepath.Join(l.data, "dashboard", "builds", id)}
+	r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String(), dir: filepath.Join(l.Data, "dashboard", "builds", id)}
 	b, err := os.ReadFile(filepath.Join(r.dir, "state.json"))
 	if err != nil {
 		t.Fatalf("no record (exit %d, stderr %q): %v", r.code, r.stderr, err)
@@ -182,7 +173,7 @@ func TestBuildConfined(t *testing.T) {
 	requireLandlock(t)
 	l := newLayout(t)
 	id := newID()
-	if err := os.WriteFile(l.RunSh, []byte(l.probeScript(filepath.Join(l.data, "dashboard", "builds", id))), 0o755); err != nil {
+	if err := os.WriteFile(l.RunSh, []byte(l.probeScript(filepath.Join(l.Data, "dashboard", "builds", id))), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(l.Workspace, ".loki"), 0o700)
@@ -201,7 +192,7 @@ func TestBuildConfined(t *testing.T) {
 		if printID == id && !bytes.Equal(printed, applied) {
 			t.Errorf("printed ruleset differs from the applied one\n--- printed\n%s\n--- applied\n%s", printed, applied)
 		}
-		if _, err := os.Stat(filepath.Join(l.data, "dashboard", "builds", printID)); printID != id && err == nil {
+		if _, err := os.Stat(filepath.Join(l.Data, "dashboard", "builds", printID)); printID != id && err == nil {
 			t.Errorf("--print-landlock made a record")
 		}
 	}
@@ -214,7 +205,7 @@ func TestRunConfined(t *testing.T) {
 	l := newLayout(t)
 	id := newID()
 	script := filepath.Join(l.RT, "probe.sh")
-	if err := os.WriteFile(script, []byte(l.probeScript(filepath.Join(l.data, "dashboard", "builds", id))), 0o755); err != nil {
+	if err := os.WriteFile(script, []byte(l.probeScript(filepath.Join(l.Data, "dashboard", "builds", id))), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := supervise(t, l, id, l.env("LOKI_HOST_LANDLOCK=1"), nil,

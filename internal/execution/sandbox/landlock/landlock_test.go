@@ -15,22 +15,17 @@ import (
 )
 
 // layout is the shared valid boundary (boundarytest) with a runtime file
-// outside the runtime directory, port 443 reserved too, a runner log, and
-// a secret beside them that no setting names.
+// outside the runtime directory, port 443 reserved too, and a runner log.
 type layout struct {
 	*boundarytest.Layout
-	rtFile, secret, log string
+	rtFile, log string
 }
 
 func newLayout(t *testing.T) *layout {
 	t.Helper()
 	l := &layout{Layout: boundarytest.New(t, "")}
 	l.rtFile = filepath.Join(l.Root, "tool")
-	l.secret = filepath.Join(l.Root, "secret")
-	l.log = filepath.Join(l.Root, "data", "runner.log")
-	if err := os.MkdirAll(l.secret, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	l.log = filepath.Join(l.Data, "runner.log")
 	boundarytest.WriteFile(t, l.rtFile, "x", 0o700)
 	l.Env[boundary.EnvRuntimeReadPaths] = l.RT + ":" + l.rtFile
 	l.Env[boundary.EnvReservedPorts] = "8080,443"
@@ -113,7 +108,7 @@ func TestRulesPaths(t *testing.T) {
 				t.Errorf("build=%v: %s: %v, want %v", build, w.path, kernlandlock.FSNames(got[w.path]), kernlandlock.FSNames(w.access))
 			}
 		}
-		for _, p := range []string{l.secret, l.Root, l.Protected, "/", "/tmp", "/root", "/dev", "/run", "/home"} {
+		for _, p := range []string{l.Secret, l.Root, l.Protected, "/", "/tmp", "/root", "/dev", "/run", "/home"} {
 			if a, ok := got[p]; ok {
 				t.Errorf("build=%v: %s has a rule (%v); the boundary does not name it", build, p, kernlandlock.FSNames(a))
 			}

@@ -15,11 +15,15 @@ import (
 //	Root/engine/autonomy/run.sh      the engine (an executable stub)
 //	Root/rt                          LOKI_HOST_RUNTIME_READ_PATHS
 //	Root/out                         LOKI_HOST_RUNTIME_WRITE_PATHS
+//	Root/secret                      named by no variable, holds "key"
+//	Root/data                        named by no variable (records, logs)
 //
 // with the system PATH as LOKI_HOST_CHILD_PATH, port 8080 reserved and
-// HOME at Root. Tests change Env to break or extend it.
+// HOME at Root. An enforcer must refuse Secret; Data is where a test puts
+// what the supervisor writes. Tests change Env to break or extend it.
 type Layout struct {
 	Root, Protected, WSRoot, Workspace, Spec, Engine, RunSh, RT, Out string
+	Secret, Data                                                     string
 
 	Env map[string]string
 }
@@ -46,15 +50,18 @@ func New(t testing.TB, root string) *Layout {
 		RunSh:     filepath.Join(root, "engine", "autonomy", "run.sh"),
 		RT:        filepath.Join(root, "rt"),
 		Out:       filepath.Join(root, "out"),
+		Secret:    filepath.Join(root, "secret"),
+		Data:      filepath.Join(root, "data"),
 	}
 	l.Spec = filepath.Join(l.Workspace, "spec.md")
-	for _, d := range []string{l.Workspace, filepath.Dir(l.RunSh), l.RT, l.Out} {
+	for _, d := range []string{l.Workspace, filepath.Dir(l.RunSh), l.RT, l.Out, l.Secret, l.Data} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
 	WriteFile(t, l.RunSh, "#!/bin/sh\n", 0o700)
 	WriteFile(t, l.Spec, "spec\n", 0o600)
+	WriteFile(t, filepath.Join(l.Secret, "key"), "s3cret\n", 0o600)
 	l.Env = map[string]string{
 		"LOKI_HOST_PROTECTED_ROOT":      l.Protected,
 		"LOKI_WORKSPACE_ROOTS":          l.WSRoot,
