@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/seatbelt"
 	"github.com/loki-sh/loki/internal/execution/state"
 	"github.com/loki-sh/loki/internal/proc/lineage"
+	"github.com/loki-sh/loki/internal/proc/procid"
 )
 
 type failingSpawner struct{ got *Command }
@@ -94,5 +97,57 @@ func TestSandboxImportsNoExecution(t *testing.T) {
 	}
 	if seen < 4 {
 		t.Fatalf("go list -deps named %d packages of this module; the test cannot be trusted", seen)
+	}
+}
+
+// survivor is a runner that has exited 0, but whose reconciliation saw a
+// member of its lineage it could not kill.
+type survivor struct{ done chan struct{} }
+
+func (s survivor) PID() int                { return os.Getpid() }
+func (survivor) Identity() procid.Identity { return procid.Identity{} }
+func (survivor) Hold() (func(), bool)      { return func() {}, false }
+func (s survivor) Done() <-chan struct{}   { return s.done }
+func (survivor) Status() (int, int)        { return 0, 0 }
+func (survivor) Refresh() error            { return nil }
+func (survivor) Close() error              { return nil }
+func (survivor) Reconcile(time.Duration) lineage.Outcome {
+	o := lineage.EmptyOutcome()
+	o.Checked, o.Detected, o.RemainingPIDs = true, true, []int{4242}
+	return o
+}
+
+type survivorSpawner struct{}
+
+func (survivorSpawner) Start(Command) (Runner, error) {
+	d := make(chan struct{})
+	close(d)
+	return survivor{d}, nil
+}
+
+type boundProofs struct{ empty *string }
+
+func (p boundProofs) Empty(_, reason string) Proof { *p.empty = reason; return fakeProof{} }
+func (boundProofs) Snapshot(ProofSource) Proof     { return fakeProof{completed: true} }
+
+type plainConfiner struct{}
+
+func (plainConfiner) Confine(r ConfineRequest) (Confined, error) { return Confined{Args: r.Args}, nil }
+
+// TestDetectedNeverBinds: a member of the lineage seen alive (detected,
+// here one left in remaining_pids) means no receipt is even snapshotted:
+// the proof is the empty binding, whatever the receipt would have said.
+func TestDetectedNeverBinds(t *testing.T) {
+	store := state.NewStore(t.TempDir())
+	id := NewID()
+	var emptyReason string
+	d := Deps{Spawner: survivorSpawner{}, Proofs: boundProofs{&emptyReason}, Digester: noDigest{}, Confiner: plainConfiner{}}
+	spec := Spec{ID: id, Store: store, Args: []string{"run.sh"}, Workspace: t.TempDir(), LokiDir: t.TempDir()}
+	res, err := Run(context.Background(), spec, Timing{StopGrace: time.Second, Poll: time.Millisecond, DescendantGrace: time.Millisecond}, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reason != "descendants_uncontained" || !strings.Contains(emptyReason, "descendants survived") {
+		t.Fatalf("reason %q, empty proof %q", res.Reason, emptyReason)
 	}
 }
