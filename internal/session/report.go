@@ -41,7 +41,8 @@ func (o *outcome) stdinEOF() { o.eofAt.CompareAndSwap(0, int64(time.Since(o.t0))
 // itself (direct stdio), where the relay cannot see its EOF.
 func (o *outcome) watchHangup(stdin *os.File) {
 	o.direct = true
-	if o.rec == nil || o.rule != EOFEnd {
+	// Only for a stream: the poll wakes at every write to stdin.
+	if !o.rec.Streams() || o.rule != EOFEnd {
 		return
 	}
 	go func() {

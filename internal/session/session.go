@@ -249,10 +249,12 @@ func run(cfg Config, o *outcome) error {
 		inW.Close()
 		return exitcode.NotLaunched(err)
 	}
-	o.started(cfg, caps, sessionID(dirs.root), proc)
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
 	go feed(inW, prelude, feedFrom, fed, hs, o)
+	// After the feed and the renewals are under way: the start event
+	// costs the session's start nothing.
+	o.started(cfg, caps, sessionID(dirs.root), proc)
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	o.waitedFor(exit, killedBy, forwarded)
 	gap := stopRenewing()

@@ -158,6 +158,9 @@ func New(out *Sink) *Recorder {
 	return r
 }
 
+// Streams reports whether r writes a stream (not only counts).
+func (r *Recorder) Streams() bool { return r != nil && r.out != nil }
+
 // event is one line: "event" and "t" first, then the content's fields.
 func (r *Recorder) event(name string, content any) {
 	if r.out == nil {
