@@ -45,6 +45,9 @@ type Isolation struct {
 	// Syscalls names the syscall policy its peer runs under ("none":
 	// none's).
 	Syscalls string `json:"syscalls"`
+	// Reports are the refusal kinds a session there writes to its
+	// status stream (docs/status.md): egress, pids, memory, ...
+	Reports []string `json:"reports"`
 }
 
 // Refusal is a knob (the flag) a backend does not give, and what to do
@@ -123,7 +126,11 @@ func (r Report) Text(w io.Writer) {
 		if b.Syscalls == "none" {
 			filter = "with no syscall policy"
 		}
-		fmt.Fprintf(w, "--isolation %s gives %s, %s\n", b.Name, gives, filter)
+		reports := "no refusals"
+		if len(b.Reports) > 0 {
+			reports = "refused " + strings.Join(b.Reports, ", ")
+		}
+		fmt.Fprintf(w, "--isolation %s gives %s, %s; its status stream reports %s\n", b.Name, gives, filter, reports)
 	}
 	if r.DefaultSession {
 		fmt.Fprintln(w, "the default session (loki-supervise session -- CMD) can run here")

@@ -81,7 +81,10 @@ func isolation() []Isolation {
 	var out []Isolation
 	for _, b := range []session.Backend{&namespace.Backend{}, &oci.Backend{}, &docker.Backend{}, none.Backend{}} {
 		caps := b.Capabilities()
-		is := Isolation{Name: b.Name(), Refuses: []Refusal{}, Syscalls: caps.Syscalls}
+		is := Isolation{Name: b.Name(), Refuses: []Refusal{}, Syscalls: caps.Syscalls, Reports: []string{}}
+		for _, k := range caps.Observes {
+			is.Reports = append(is.Reports, string(k))
+		}
 		for _, k := range confine.Knobs {
 			if s, ok := caps.Knobs[k]; !ok || !s.Given {
 				is.Refuses = append(is.Refuses, Refusal{Knob: string(k), Fix: s.Fix})

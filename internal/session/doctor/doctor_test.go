@@ -29,10 +29,10 @@ func TestReport(t *testing.T) {
 // TestIsolationText: each backend's refusals are one line, in knob order,
 // with whether its peer runs under the syscall policy.
 func TestIsolationText(t *testing.T) {
-	r := Report{Isolation: []Isolation{{Name: "a", Refuses: []Refusal{}, Syscalls: "p"}, {Name: "b", Refuses: []Refusal{{Knob: "--user", Fix: "f"}, {Knob: "--fs host", Fix: "g"}}, Syscalls: "none"}}}
+	r := Report{Isolation: []Isolation{{Name: "a", Refuses: []Refusal{}, Syscalls: "p", Reports: []string{"egress", "pids"}}, {Name: "b", Refuses: []Refusal{{Knob: "--user", Fix: "f"}, {Knob: "--fs host", Fix: "g"}}, Syscalls: "none"}}}
 	var b bytes.Buffer
 	r.Text(&b)
-	for _, want := range []string{"--isolation a gives every confinement knob, under the session's syscall policy\n", "--isolation b gives all but --user, --fs host, with no syscall policy\n"} {
+	for _, want := range []string{"--isolation a gives every confinement knob, under the session's syscall policy; its status stream reports refused egress, pids\n", "--isolation b gives all but --user, --fs host, with no syscall policy; its status stream reports no refusals\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
