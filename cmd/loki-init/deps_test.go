@@ -26,7 +26,7 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 		"internal/lease": true, "internal/launch": true, "internal/reap": true,
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
 		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
-		"internal/landlock": true, "internal/seccomp": true, "internal/session/egress/handoff": true,
+		"internal/landlock": true, "internal/session/seccomp": true, "internal/session/egress/handoff": true,
 		"cmd/internal/version": true, "internal/session/isolation/mounts": true,
 	}
 	seen := 0

@@ -15,7 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/reap"
-	"github.com/loki-sh/loki/internal/seccomp"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // Run is loki-init. It returns the outcome to exit with (its cause, when

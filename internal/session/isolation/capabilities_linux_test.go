@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
@@ -13,6 +12,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 const prefix = "confinement not available: --isolation "

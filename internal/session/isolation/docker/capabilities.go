@@ -1,9 +1,9 @@
 package docker
 
 import (
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 	"github.com/loki-sh/loki/internal/session/status"
 )
 

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/seccomp/ocispec"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
+	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
 )
 
 // Name is the --isolation value of this backend.

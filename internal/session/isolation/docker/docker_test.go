@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/seccomp/ocispec"
+	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
 )
 
 func TestArgs(t *testing.T) {

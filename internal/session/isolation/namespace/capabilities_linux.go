@@ -3,10 +3,10 @@ package namespace
 import (
 	"os"
 
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 	"github.com/loki-sh/loki/internal/session/status"
 )
 

@@ -3,9 +3,9 @@ package oci
 import (
 	"os"
 
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 	"github.com/loki-sh/loki/internal/session/status"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/loki-sh/loki/internal/seccomp/ocispec"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
+	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
 )
 
 // Fixed paths inside the container.

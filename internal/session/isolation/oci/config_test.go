@@ -10,9 +10,9 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // TestConfig decodes the rendered config strictly into the runtime-spec

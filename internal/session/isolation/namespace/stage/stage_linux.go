@@ -15,9 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
-	"github.com/loki-sh/loki/internal/seccomp"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/egress/handoff"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // parentDeath is the parent-death signal the supervisor set, read while

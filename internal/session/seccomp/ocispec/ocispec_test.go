@@ -6,7 +6,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/loki-sh/loki/internal/seccomp"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // TestSeccompIsThePolicy: the profile is seccomp.Policy rule for rule,

@@ -5,7 +5,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/loki-sh/loki/internal/seccomp"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // Seccomp is the session's syscall policy (seccomp.Policy) as a
