@@ -15,7 +15,7 @@ const MaxReceiptSize = 16 << 20
 // readLimited reads a regular file without following a final symlink,
 // without blocking on a FIFO, and refusing more than MaxReceiptSize.
 func readLimited(path string) ([]byte, error) {
-	f, err := openRegular(path)
+	f, err := safefile.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnreadable, err)
 	}
@@ -28,23 +28,6 @@ func readLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrUnreadable, path, MaxReceiptSize)
 	}
 	return b, nil
-}
-
-func openRegular(path string) (*os.File, error) {
-	f, err := safefile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return f, nil
 }
 
 // realDirs checks that base/parts[0], base/parts[0]/parts[1], ... are real

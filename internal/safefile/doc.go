@@ -11,5 +11,6 @@
 //     fsync of the file and of its directory.
 //   - Open never follows a final symlink and never blocks on a FIFO or
 //     device, so a hostile work tree cannot redirect a read outside itself
-//     or hang the reader.
+//     or hang the reader; OpenRegular also keeps nothing but a regular
+//     file.
 package safefile

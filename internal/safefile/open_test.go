@@ -1,6 +1,7 @@
 package safefile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -53,5 +54,39 @@ func TestOpenFIFODoesNotBlock(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Open blocked on a FIFO with no writer")
+	}
+}
+
+// OpenRegular keeps a regular file and refuses a final symlink, a FIFO
+// and a directory with ErrNotRegular, without blocking.
+func TestOpenRegularRefusesTheRest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	fifo := filepath.Join(dir, "fifo")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenRegular(file)
+	if err != nil {
+		t.Fatalf("OpenRegular(regular file) = %v", err)
+	}
+	f.Close()
+	for _, p := range []string{link, fifo, dir} {
+		if f, err := OpenRegular(p); !errors.Is(err, ErrNotRegular) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("OpenRegular(%s) = %v, want ErrNotRegular", p, err)
+		}
+	}
+	if _, err := OpenRegular(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenRegular(missing) = %v, want not-exist", err)
 	}
 }

@@ -3,6 +3,8 @@
 package safefile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -21,4 +23,26 @@ func Open(path string) (*os.File, error) {
 		}
 		return os.NewFile(uintptr(fd), path), nil
 	}
+}
+
+// ErrNotRegular: the name is a symlink, or not a regular file (a FIFO,
+// socket, device or directory), and is not read.
+var ErrNotRegular = errors.New("link or not a regular file")
+
+// OpenRegular is Open for a file that must be a regular one: a final
+// symlink, anything else planted at the name, or a file whose kind
+// cannot be read back is ErrNotRegular, wrapped with path.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := Open(path)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, ErrNotRegular)
+	}
+	return f, nil
 }

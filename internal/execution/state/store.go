@@ -89,18 +89,11 @@ func (s *Store) Read(id ID) (State, error) {
 // the name would otherwise hang the reader (and with it every list). Such
 // a file, or a link, is ErrNotRegular.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := safefile.Open(path)
-	if errors.Is(err, syscall.ELOOP) {
+	f, err := safefile.OpenRegular(path)
+	if errors.Is(err, safefile.ErrNotRegular) {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrNotRegular)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), ErrNotRegular)
-	}
-	return f, nil
+	return f, err
 }
 
 // Decode parses a state.json document; anything but a JSON object is
