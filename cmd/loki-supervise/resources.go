@@ -18,6 +18,8 @@ func resourceFlags() []cli.Flag {
 			Usage: "memory of the whole session, e.g. 512M or 2G (K/M/G/T = 1024^n; no swap beyond it); the kernel OOM-kills at it and the session exits 137"},
 		&cli.StringFlag{Name: "cpu-max",
 			Usage: "CPU bandwidth: a number of CPUs (0.5, 2) or \"QUOTA PERIOD\" in microseconds as cgroup v2's cpu.max"},
+		&cli.StringFlag{Name: "tmp-size",
+			Usage: "size of each private tmpfs, /tmp and /dev/shm (e.g. 2G); their pages count against --memory-max (default 512M, or half of --memory-max when smaller)"},
 	}
 }
 
@@ -35,7 +37,11 @@ func parseResources(c *cli.Context) (confine.Resources, error) {
 	if err != nil {
 		return confine.Resources{}, usage("%v", err)
 	}
-	return confine.Resources{PidsMax: pids, MemoryMax: mem, CPU: cpu}, nil
+	tmp, err := confine.ParseTmpSize(c.String("tmp-size"))
+	if err != nil {
+		return confine.Resources{}, usage("%v", err)
+	}
+	return confine.Resources{PidsMax: pids, MemoryMax: mem, CPU: cpu, TmpSize: tmp}, nil
 }
 
 // dockerResources passes the limits as docker run's flags.

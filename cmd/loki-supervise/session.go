@@ -73,6 +73,10 @@ and Docker's masked paths (/proc/kcore, /proc/keys, /sys/firmware, ...) are hidd
                      read-only even there unless --write names them exactly.
   --print-policy     print what the agent may write, read and not see, and why; exit.
   --hide PATH        the agent sees PATH empty (e.g. --hide ~/.ssh).
+  --socket PATH      the host's unix socket PATH, at its path; no other host socket is
+                     reachable (/run is private too, like /tmp).
+  --tmp-size SIZE    each of the private /tmp and /dev/shm (default 512M, or half of
+                     --memory-max); what fills them counts against --memory-max.
   --pids-max N       at most N tasks in the session (default 4096; 0 or max: none);
   --memory-max SIZE  e.g. 512M, no swap beyond it; an OOM kill exits 137, said on stderr;
   --cpu-max CPUS     e.g. 0.5, or "QUOTA PERIOD" (µs). Through the session's own cgroup
@@ -171,6 +175,7 @@ func bundleFlags() []cli.Flag {
 		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
 		&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "confined fs: also let the agent write PATH (repeatable)"},
 		&cli.GenericFlag{Name: "hide", Value: &repeated{}, Usage: "show PATH empty to the agent, e.g. ~/.ssh (repeatable)"},
+		&cli.GenericFlag{Name: "socket", Value: &repeated{}, Usage: "let the agent connect to the host's unix socket PATH, shown at its path (repeatable; the host's other sockets stay out of reach)"},
 	}, resourceFlags()...)
 }
 
@@ -180,9 +185,18 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	return confinePolicyPaths(c, func(flag string, paths []string) ([]string, error) {
+	p, err := confinePolicyPaths(c, func(flag string, paths []string) ([]string, error) {
 		return confine.ParsePaths(flag, paths, wd)
 	})
+	if err != nil {
+		return p, err
+	}
+	for _, s := range p.Sockets {
+		if fi, err := os.Stat(s); err != nil || fi.Mode().Type() != os.ModeSocket {
+			return confine.Policy{}, usage("--socket %s: not a unix socket", s)
+		}
+	}
+	return p, nil
 }
 
 // confinePolicyPaths is confinePolicy with the --write/--hide paths read
@@ -212,11 +226,15 @@ func confinePolicyPaths(c *cli.Context, parsePaths func(flag string, paths []str
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
+	sockets, err := parsePaths("socket", *c.Generic("socket").(*repeated))
+	if err != nil {
+		return confine.Policy{}, usage("%v", err)
+	}
 	res, err := parseResources(c)
 	if err != nil {
 		return confine.Policy{}, err
 	}
-	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Resources: res}, nil
+	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Sockets: sockets, Resources: res}, nil
 }
 
 // statusStream opens --status-fd or --status-file; the recorder exists

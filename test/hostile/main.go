@@ -2,10 +2,12 @@
 // the benchmarks: it attacks what the supervisor serves the session and
 // prints what came back as key=value lines.
 //
-//	hostile egress     attack the egress proxy named by $HTTP_PROXY
-//	hostile plant DIR  leave a set-uid/set-gid file or a file capability
-//	                   in DIR, every way the syscall policy covers
-//	hostile surface    reach io_uring, userfaultfd, perf events
+//	hostile egress          attack the egress proxy named by $HTTP_PROXY
+//	hostile plant DIR       leave a set-uid/set-gid file or a file capability
+//	                        in DIR, every way the syscall policy covers
+//	hostile surface         reach io_uring, userfaultfd, perf events
+//	hostile sockets PATH... connect to each unix socket, then again while
+//	                        the host re-creates them (polled for 3 s)
 //
 // It waits for a line on stdin at each "hold" line it prints, so that the
 // caller can measure the supervisor while the attack's connections are
@@ -41,8 +43,11 @@ func main() {
 	case len(os.Args) == 2 && os.Args[1] == "surface":
 		surface()
 		return
+	case len(os.Args) > 2 && os.Args[1] == "sockets":
+		sockets(os.Args[2:])
+		return
 	case len(os.Args) != 2 || os.Args[1] != "egress":
-		fmt.Fprintln(os.Stderr, "usage: hostile egress | hostile plant DIR | hostile surface")
+		fmt.Fprintln(os.Stderr, "usage: hostile egress | hostile plant DIR | hostile surface | hostile sockets PATH...")
 		os.Exit(2)
 	}
 	u, err := url.Parse(os.Getenv("HTTP_PROXY"))
@@ -156,4 +161,50 @@ func refused(proxy string) string {
 		parts = append(parts, fmt.Sprintf("%s:%d", k, n))
 	}
 	return strings.Join(parts, ",")
+}
+
+// sockets prints before_N=STATUS for each path, holds while the host
+// re-creates or adds them, then polls each for 3 s and prints after_N:
+// "connected" as soon as one connect worked, else the last failure.
+func sockets(paths []string) {
+	stdin := bufio.NewReader(os.Stdin)
+	for i, p := range paths {
+		fmt.Printf("before_%d=%s\n", i, dialUnix(p))
+	}
+	fmt.Println("hold=sockets")
+	stdin.ReadString('\n')
+	last := make([]string, len(paths))
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pending := false
+		for i, p := range paths {
+			if last[i] != "connected" {
+				last[i] = dialUnix(p)
+				pending = pending || last[i] != "connected"
+			}
+		}
+		if !pending || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := range paths {
+		fmt.Printf("after_%d=%s\n", i, last[i])
+	}
+	fmt.Println("hold=done")
+	stdin.ReadString('\n')
+}
+
+// dialUnix: connected, absent (no such file), or refused (any other
+// failure: a mask, a dead socket, permissions).
+func dialUnix(path string) string {
+	c, err := net.DialTimeout("unix", path, time.Second)
+	if err == nil {
+		c.Close()
+		return "connected"
+	}
+	if os.IsNotExist(err) || strings.Contains(err.Error(), "no such file") {
+		return "absent"
+	}
+	return "refused"
 }

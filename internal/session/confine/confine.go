@@ -122,6 +122,10 @@ type Policy struct {
 	Protect []string
 	// Resources are the session's cgroup limits (resources.go).
 	Resources Resources
+	// Sockets are host unix sockets (absolute, clean, --socket) the peer
+	// may connect to: each is shown at its path, whatever the confined
+	// fs hides around it.
+	Sockets []string
 	// Allow, when set, are the destinations (--allow-host values, parsed
 	// by internal/session/egress) the peer may reach through the
 	// session's egress proxy; Network is then loopback.
@@ -130,7 +134,7 @@ type Policy struct {
 
 // Default reports whether p asks for nothing beyond the defaults.
 func (p Policy) Default() bool {
-	return p.User == nil && p.UserNS != UserNSPrivate && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0 && len(p.Allow) == 0
+	return p.User == nil && p.UserNS != UserNSPrivate && p.Net() == NetworkHost && p.FS == "" && len(p.Write) == 0 && len(p.Hide) == 0 && len(p.Allow) == 0 && len(p.Sockets) == 0
 }
 
 // ParsePaths checks --write/--hide values. Relative paths are taken

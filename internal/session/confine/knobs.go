@@ -24,6 +24,8 @@ const (
 	// hooks, shell rc files: agentfs); asked by default, opted out of
 	// per path with --write PATH.
 	KnobProtect   Knob = "protected paths"
+	KnobSocket    Knob = "--socket"
+	KnobTmpSize   Knob = "--tmp-size"
 	KnobPidsMax   Knob = "--pids-max"
 	KnobMemoryMax Knob = "--memory-max"
 	KnobCPUMax    Knob = "--cpu-max"
@@ -36,7 +38,7 @@ const (
 var Knobs = []Knob{
 	KnobUser, KnobUserNSPrivate, KnobUserNSHost, KnobAllowHost,
 	KnobNetworkLoopback, KnobNetworkNone, KnobFSConfined, KnobFSHost,
-	KnobWrite, KnobHide, KnobProtect, KnobPidsMax, KnobMemoryMax, KnobCPUMax, KnobTTY,
+	KnobWrite, KnobHide, KnobProtect, KnobSocket, KnobTmpSize, KnobPidsMax, KnobMemoryMax, KnobCPUMax, KnobTTY,
 }
 
 // Asks lists the knobs p asks for, in refusal order. The defaults ask
@@ -56,6 +58,8 @@ func (p Policy) Asks() []Knob {
 		KnobWrite:           len(p.Write) > 0,
 		KnobHide:            len(p.Hide) > 0,
 		KnobProtect:         len(p.Protect) > 0,
+		KnobSocket:          len(p.Sockets) > 0,
+		KnobTmpSize:         p.Resources.TmpSize > 0,
 		KnobPidsMax:         p.Resources.PidsMax > 0,
 		KnobMemoryMax:       p.Resources.MemoryMax > 0,
 		KnobCPUMax:          p.Resources.CPU != nil,
@@ -96,6 +100,10 @@ func Sample(k Knob) (p Policy, tty bool) {
 		p.Hide = []string{"/srv/hide"}
 	case KnobProtect:
 		p.Protect = []string{"/srv/work/.git/hooks"}
+	case KnobSocket:
+		p.Sockets = []string{"/srv/agent.sock"}
+	case KnobTmpSize:
+		p.Resources.TmpSize = 1 << 30
 	case KnobPidsMax:
 		p.Resources.PidsMax = 100
 	case KnobMemoryMax:

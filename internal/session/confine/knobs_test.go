@@ -21,6 +21,8 @@ var knobFields = map[string][]Knob{
 	"Write":               {KnobWrite},
 	"Hide":                {KnobHide},
 	"Protect":             {KnobProtect},
+	"Sockets":             {KnobSocket},
+	"Resources.TmpSize":   {KnobTmpSize},
 	"Allow":               {KnobAllowHost},
 	"Resources.PidsMax":   {KnobPidsMax},
 	"Resources.MemoryMax": {KnobMemoryMax},

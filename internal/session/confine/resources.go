@@ -57,6 +57,28 @@ type Resources struct {
 	// the limit is the memory the session can use, not RAM plus swap.
 	MemoryMax int64   `json:"memoryMax,omitempty"`
 	CPU       *CPUMax `json:"cpu,omitempty"`
+	// TmpSize in bytes caps each private tmpfs of the confined fs (/tmp,
+	// /dev/shm); 0: DefaultTmpSize, or half of MemoryMax when smaller.
+	TmpSize int64 `json:"tmpSize,omitempty"`
+}
+
+// DefaultTmpSize caps the private /tmp and /dev/shm when --tmp-size is
+// not given: a build's temporary files fit, and a session no longer
+// gets half the host's RAM for each (the kernel's tmpfs default).
+const DefaultTmpSize = 512 << 20
+
+// Tmp is the size of each private tmpfs: TmpSize, else DefaultTmpSize
+// or half of MemoryMax when that is smaller, so that a full /tmp ends
+// in ENOSPC, with memory left to the agent, rather than in an OOM kill
+// (tmpfs pages are charged to the writer's memory cgroup).
+func (r Resources) Tmp() int64 {
+	if r.TmpSize > 0 {
+		return r.TmpSize
+	}
+	if r.MemoryMax > 0 && r.MemoryMax/2 < DefaultTmpSize {
+		return max(r.MemoryMax/2, 1<<20)
+	}
+	return DefaultTmpSize
 }
 
 // Asked reports whether the user named any limit (a backend that cannot
@@ -102,11 +124,21 @@ func ParsePidsMax(s string) (int64, error) {
 // T suffix (powers of 1024; a trailing B or iB is allowed); "" or "max"
 // for none. Below 1M no session can even start its init, so that is
 // refused as a typo.
-func ParseMemoryMax(s string) (int64, error) {
+func ParseMemoryMax(s string) (int64, error) { return parseSize("memory-max", s) }
+
+// ParseTmpSize parses --tmp-size as --memory-max; "" for the default.
+func ParseTmpSize(s string) (int64, error) {
+	if s == "max" {
+		return 0, fmt.Errorf("%w: --tmp-size max: name a size (e.g. 2G); the default is %dM", ErrPolicy, DefaultTmpSize>>20)
+	}
+	return parseSize("tmp-size", s)
+}
+
+func parseSize(flag, s string) (int64, error) {
 	if s == "" || s == "max" {
 		return 0, nil
 	}
-	bad := fmt.Errorf("%w: --memory-max %q: want bytes with an optional K, M, G or T suffix (e.g. 512M), at least 1M", ErrPolicy, s)
+	bad := fmt.Errorf("%w: --%s %q: want bytes with an optional K, M, G or T suffix (e.g. 512M), at least 1M", ErrPolicy, flag, s)
 	num := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(s), "B"), "I")
 	mult := int64(1)
 	if n := len(num); n > 0 {

@@ -55,6 +55,8 @@ func refusals() map[string]map[confine.Knob]string {
 	}
 	n[confine.KnobUserNSPrivate] = prefix + "none cannot give --userns private; use --isolation namespace, or --user UID to run the agent unprivileged"
 	n[confine.KnobAllowHost] = prefix + "none cannot give --allow-host; it runs no egress proxy; use --isolation namespace"
+	n[confine.KnobSocket] = ""
+	n[confine.KnobTmpSize] = prefix + "none cannot give --tmp-size; it has no private /tmp; use --isolation namespace, oci or docker, which have one"
 	n[confine.KnobTTY] = prefix + "none cannot give --tty; it runs no loki-init to open one; use --isolation namespace, oci or docker"
 	k := given(kubernetes.Name)
 	for knob, fix := range map[confine.Knob]string{
@@ -63,6 +65,8 @@ func refusals() map[string]map[confine.Knob]string {
 		confine.KnobNetworkLoopback: "a Pod's network is the cluster's; use a NetworkPolicy that denies egress",
 		confine.KnobNetworkNone:     "a Pod's network is the cluster's; use a NetworkPolicy that denies egress",
 		confine.KnobFSHost:          "the container sees only its image; use --writable-rootfs and --bind SRC:DST",
+		confine.KnobSocket:          "a Pod sees the node's sockets only through volumes; mount one with --bind SRC:DST",
+		confine.KnobTmpSize:         "a Pod's /tmp is its image's or an emptyDir; set the emptyDir's sizeLimit in the Pod spec",
 		confine.KnobProtect:         "the agent's files are its image's and its volumes'; mount what must stay read-only with --bind SRC:DST:ro",
 		confine.KnobPidsMax:         "a Pod has no pids limit of its own; set the kubelet's podPidsLimit (e.g. 4096) and drop --pids-max",
 		confine.KnobTTY:             "attach has no terminal mode; drop --tty",

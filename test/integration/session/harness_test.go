@@ -84,6 +84,7 @@ func noneBackend() backend {
 		"ControlDirReadOnly": "no control dir: nothing is shared with the peer",
 		"SiblingsHidden":     "no control dir, no namespace: the peer sees what the supervisor's user sees",
 		"HostileSyscalls":    "no loki-init, no filter: the peer runs as the supervisor's own child, with its user's rights",
+		"HostSockets":        "no namespace: the peer reaches what the supervisor's user does",
 	}}
 }
 

@@ -3,15 +3,21 @@
 package session
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // Hostile-peer scenarios: what the supervisor serves the session (the
@@ -54,7 +60,7 @@ func hostile(t *testing.T) string {
 const (
 	hostileMaxRSSKiB = 32 << 10
 	hostileMaxFDs    = 256 + 64 // the proxy's connection bound, plus the session's own
-	hostileMaxLines  = 10 + 2   // the first refusals, then one summary of each kind
+	hostileMaxLines  = 10 + 3   // the first refusals, the proxy's two summaries, the session's refusal summary
 )
 
 // scenarioHostileEgress: a peer attacks the egress proxy with three
@@ -160,4 +166,252 @@ func statusKiB(t *testing.T, pid int, key string) int {
 	}
 	t.Fatalf("no %s in /proc/%d/status", key, pid)
 	return 0
+}
+
+// unixServer listens on path (0777: only a mask or a private dir may
+// refuse) and answers every connection by closing it.
+type unixServer struct{ ln net.Listener }
+
+func serveUnix(t *testing.T, path string) *unixServer {
+	t.Helper()
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	s := &unixServer{ln: ln}
+	t.Cleanup(func() { s.ln.Close() })
+	return s
+}
+
+// recreate does what a daemon's restart does: unlink, then bind again
+// (a new inode at the same path).
+func (s *unixServer) recreate(t *testing.T, path string) {
+	t.Helper()
+	s.ln.Close() // unlinks path
+	*s = *serveUnix(t, path)
+}
+
+// scenarioHostSockets: the host's sockets stay out of reach for the
+// whole session, on every backend that confines the filesystem. A
+// daemon under /run that re-creates its socket (unlink, bind) while the
+// peer polls it, a socket made under /run after the start, and one in
+// /var/tmp present at the start are refused; --socket shows one. oci
+// and docker see the host through binds of /run and /var/tmp (the
+// peer's paths change, the rule does not). The Docker engine's own
+// socket is probed too, never restarted. A socket made after the start
+// outside /run and /tmp (/var/tmp here) is what remains reachable: it
+// is logged, not asserted (docs/confinement.md).
+func scenarioHostSockets(t *testing.T, b backend) {
+	var r [6]byte
+	rand.Read(r[:])
+	tag := "loki-sock-" + hex.EncodeToString(r[:])
+	run := filepath.Join("/run", tag)
+	vartmp := filepath.Join("/var/tmp", tag)
+	for _, d := range []string{run, vartmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+	}
+	daemon := serveUnix(t, filepath.Join(run, "daemon.sock"))
+	serveUnix(t, filepath.Join(vartmp, "early.sock"))
+	serveUnix(t, filepath.Join(vartmp, "opted.sock"))
+	host := []string{filepath.Join(run, "daemon.sock"), filepath.Join(run, "late.sock"), filepath.Join(vartmp, "early.sock"),
+		filepath.Join(vartmp, "late.sock"), filepath.Join(vartmp, "opted.sock")}
+	if _, err := os.Stat("/run/docker.sock"); err == nil {
+		host = append(host, "/run/docker.sock")
+	}
+	bin := hostile(t)
+	flags := []string{"--socket", filepath.Join(vartmp, "opted.sock")}
+	peer := append([]string{bin}, host...)
+	view := func(p string) string { return p }
+	if b.name != "namespace" {
+		// The container sees the host's dirs only through binds.
+		flags = append(flags, "--bind", "/run:/hostrun:ro", "--bind", "/var/tmp:/hostvartmp:ro", "--bind", filepath.Dir(bin)+":/hostile:ro")
+		view = func(p string) string {
+			if p == filepath.Join(vartmp, "opted.sock") {
+				return p // --socket shows it at its own path
+			}
+			if rel, ok := strings.CutPrefix(p, "/run/"); ok {
+				return "/hostrun/" + rel
+			}
+			return "/hostvartmp/" + strings.TrimPrefix(p, "/var/tmp/")
+		}
+		peer = []string{"/hostile/hostile"}
+		for _, p := range host {
+			peer = append(peer, view(p))
+		}
+	}
+	cmd := supervise(t, b, flags, append([]string{peer[0], "sockets"}, peer[1:]...)...)
+	cmd.Dir = "/"
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := newLineReader(stdout)
+	got := map[string]string{}
+	for {
+		k, v, _ := strings.Cut(lines.next(t, 60*time.Second), "=")
+		if k != "hold" {
+			got[k] = v
+			continue
+		}
+		if v == "sockets" {
+			daemon.recreate(t, host[0])
+			serveUnix(t, host[1])
+			serveUnix(t, host[3])
+		}
+		fmt.Fprintln(stdin)
+		if v == "done" {
+			break
+		}
+	}
+	stdin.Close()
+	if code := waitBounded(t, cmd, generous); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	t.Logf("peer saw %v", got)
+	for i, p := range host {
+		before, after := got[fmt.Sprintf("before_%d", i)], got[fmt.Sprintf("after_%d", i)]
+		switch {
+		case p == host[4]: // --socket
+			if before != "connected" {
+				t.Errorf("--socket %s: %s at the start, want connected", view(p), before)
+			}
+		case p == host[3]:
+			t.Logf("a socket made in /var/tmp after the start: %s (reachable by design, docs/confinement.md)", after)
+		default:
+			if before == "connected" || after == "connected" {
+				t.Errorf("%s (host %s): %s at the start, %s after the host re-created or made it; want never connected", view(p), p, before, after)
+			}
+		}
+	}
+}
+
+// scenarioTmpFull: the private /tmp and /dev/shm stop at --tmp-size
+// (ENOSPC, not half the host's RAM), and what fills them is charged to
+// the session's memory cgroup, where --memory-max counts it. A backend
+// without a private /tmp refuses --tmp-size (127, one line).
+func scenarioTmpFull(t *testing.T, b backend) {
+	const size = 16 << 20
+	flags := []string{"--tmp-size", "16M", "--memory-max", "256M"}
+	script := `echo "ns=$(readlink /proc/self/ns/pid)"
+dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; echo "tmp_rc=$?"; echo "tmp=$(wc -c </tmp/fill)"
+dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo "shm=$(wc -c </dev/shm/fill)"
+echo hold=filled; read x; echo hold=done`
+	if b.name == "none" {
+		r := run(t, supervise(t, b, []string{"--tmp-size", "16M"}, "/bin/true"), "", generous)
+		if r.code != 127 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--tmp-size") {
+			t.Fatalf("exit %d, stderr %q: want 127 and one line refusing --tmp-size", r.code, r.stderr)
+		}
+		return
+	}
+	cmd := supervise(t, b, flags, "/bin/sh", "-c", script)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := newLineReader(stdout)
+	got := map[string]string{}
+	var charged int64
+	for {
+		k, v, _ := strings.Cut(lines.next(t, 60*time.Second), "=")
+		if k != "hold" {
+			got[k] = v
+			continue
+		}
+		if v == "filled" {
+			charged = sessionMemory(t, got["ns"])
+		}
+		fmt.Fprintln(stdin)
+		if v == "done" {
+			break
+		}
+	}
+	stdin.Close()
+	if code := waitBounded(t, cmd, generous); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	t.Logf("peer saw %v; the session's memory cgroup holds %d bytes", got, charged)
+	if got["tmp_rc"] == "0" || got["tmp"] != strconv.Itoa(size) {
+		t.Errorf("/tmp took %s bytes (dd exit %s), want %d and ENOSPC", got["tmp"], got["tmp_rc"], size)
+	}
+	if got["shm"] != strconv.Itoa(size) {
+		t.Errorf("/dev/shm took %s bytes, want %d", got["shm"], size)
+	}
+	if charged < 2*size {
+		t.Errorf("the session's memory cgroup holds %d bytes with /tmp and /dev/shm full, want at least %d", charged, 2*size)
+	}
+}
+
+// sessionMemory is the memory charged to the cgroup of a process of the
+// PID namespace ns (cgroup v1's memory controller or v2's).
+func sessionMemory(t *testing.T, ns string) int64 {
+	t.Helper()
+	pids := testutil.LiveNamespacePIDs(ns)
+	if len(pids) == 0 {
+		t.Fatalf("no process in the session's namespace %s", ns)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if slices.Contains(strings.Split(f[1], ","), "memory") {
+			file = "/sys/fs/cgroup/memory" + f[2] + "/memory.usage_in_bytes"
+			break
+		}
+		if f[0] == "0" && f[1] == "" {
+			if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+				file = "/sys/fs/cgroup" + f[2] + "/memory.current"
+			}
+		}
+	}
+	if file == "" {
+		t.Fatalf("no memory cgroup in %q", b)
+	}
+	v, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -50,6 +50,8 @@ var scenarios = []struct {
 	{"SiblingsHidden", scenarioSiblingsHidden},
 	{"HostileEgress", scenarioHostileEgress},
 	{"HostileSyscalls", scenarioHostileSyscalls},
+	{"HostSockets", scenarioHostSockets},
+	{"TmpFull", scenarioTmpFull},
 }
 
 // runBackendSuite runs every scenario against b. A scenario the backend

@@ -51,7 +51,23 @@ func siblingSetups() []siblingSetup {
 		prepare: func(t *testing.T) siblingEnv {
 			root := privateDir(t, t.TempDir(), "ctl", 0)
 			return siblingEnv{hostRoot: root, peerRoot: root}
-		}}, {name: "namespace-userns", backend: namespaceBackend(), prepare: asNobody}}
+		}}, {name: "namespace-userns", backend: namespaceBackend(), prepare: asNobody},
+		// The control root inside the cwd, under /tmp (an XDG_RUNTIME_DIR
+		// below the workspace): the private /tmp binds the cwd back.
+		{name: "namespace-userns-in-cwd", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+			env := asNobody(t)
+			wrap := env.wrap
+			env.wrap = func(cmd *exec.Cmd) {
+				wrap(cmd)
+				cmd.Dir = filepath.Dir(env.hostRoot)
+			}
+			return env
+		}},
+		{name: "namespace-in-cwd", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+			top := t.TempDir()
+			root := privateDir(t, top, "ctl", 0)
+			return siblingEnv{hostRoot: root, peerRoot: root, wrap: func(cmd *exec.Cmd) { cmd.Dir = top }}
+		}}}
 	for _, rt := range []string{"crun", "runc"} {
 		b := ociBackend(rt)
 		// A rw bind of the control root's parent shows every session dir.

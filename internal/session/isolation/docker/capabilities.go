@@ -29,6 +29,8 @@ func (b *Backend) Capabilities() session.Capabilities {
 			confine.KnobWrite:           session.Given,
 			confine.KnobHide:            session.Given,
 			confine.KnobProtect:         session.Given,
+			confine.KnobSocket:          session.Given,
+			confine.KnobTmpSize:         session.Given,
 			confine.KnobPidsMax:         session.Given,
 			confine.KnobMemoryMax:       session.Given,
 			confine.KnobCPUMax:          session.Given,

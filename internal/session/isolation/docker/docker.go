@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
+	"github.com/loki-sh/loki/internal/sockdiag"
 )
 
 // Name is the --isolation value of this backend.
@@ -107,6 +109,12 @@ type Options struct {
 	// file (WriteSeccompProfile): required, in place of the engine's
 	// default profile.
 	SeccompProfile string
+	// TmpSize caps /tmp and /dev/shm (bytes; 0: docker's defaults).
+	TmpSize int64
+	// Sockets are host unix sockets shown at their paths (--socket);
+	// HostSockets those found at the start (sockdiag), masked where a
+	// read-only bind shows them.
+	Sockets, HostSockets []string
 }
 
 // WriteSeccompProfile writes the session's syscall policy (as the oci
@@ -162,8 +170,14 @@ func Args(o Options) ([]string, error) {
 	if o.CPUs != "" {
 		args = append(args, "--cpus", o.CPUs)
 	}
+	tmp := "/tmp"
+	if o.TmpSize > 0 {
+		size := strconv.FormatInt(o.TmpSize, 10)
+		tmp += ":size=" + size
+		args = append(args, "--shm-size", size)
+	}
 	if !o.WritableRootfs {
-		args = append(args, "--read-only", "--tmpfs", "/tmp")
+		args = append(args, "--read-only", "--tmpfs", tmp)
 	}
 	if o.User != "" {
 		args = append(args, "--user", o.User)
@@ -178,8 +192,7 @@ func Args(o Options) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	// --mount, not --volume: a missing source is an error, never a new
-	// directory created on the host (the oci backend's rule).
+	var binds []mounts.Bind
 	for _, b := range o.Binds {
 		pb, err := mounts.ParseBind(b)
 		if err != nil {
@@ -188,11 +201,31 @@ func Args(o Options) ([]string, error) {
 		if err := checkSource(pb.Source); err != nil {
 			return nil, err
 		}
+		binds = append(binds, pb)
+	}
+	// The host's socket dirs, private; its sockets found at the start,
+	// masked; those --socket names, shown at their paths (the oci rule).
+	hv := mounts.SocketViews("", binds, confine.PrivateHostDirs(), o.HostSockets, o.Sockets, nil)
+	// --mount, not --volume: a missing source is an error, never a new
+	// directory created on the host (the oci backend's rule).
+	for _, pb := range binds {
+		if slices.Contains(hv.Private, filepath.Clean(pb.Destination)) {
+			continue // the private dir's tmpfs below takes its place (docker refuses two mounts at one path)
+		}
 		m := "type=bind,source=" + pb.Source + ",target=" + pb.Destination
 		if pb.ReadOnly {
 			m += ",readonly"
 		}
 		args = append(args, "--mount", m)
+	}
+	for _, d := range hv.Private {
+		args = append(args, "--mount", "type=tmpfs,destination="+d+",tmpfs-mode=0755,tmpfs-size="+strconv.FormatInt(confine.RunSize, 10))
+	}
+	for _, m := range hv.Masked {
+		args = append(args, "--mount", "type=bind,source=/dev/null,target="+m+",readonly")
+	}
+	for _, s := range o.Sockets {
+		args = append(args, "--mount", "type=bind,source="+s+",target="+s)
 	}
 	args = append(args, masks...)
 	for _, h := range o.Hide {
@@ -276,6 +309,11 @@ func (b *Backend) Name() string { return Name }
 func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options
 	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
+	o.Sockets, o.TmpSize = req.Confine.Sockets, req.Confine.Resources.Tmp()
+	var err error
+	if o.HostSockets, err = sockdiag.Paths(); err != nil {
+		return nil, confine.NoSocketList(Name, err)
+	}
 	if req.Scratch != "" && o.CIDFile == "" {
 		o.CIDFile = filepath.Join(req.Scratch, "docker.cid")
 	}

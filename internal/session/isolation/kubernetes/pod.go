@@ -100,6 +100,8 @@ func Capabilities() session.Capabilities {
 		confine.KnobFSHost:          refused("the container sees only its image; use --writable-rootfs and --bind SRC:DST"),
 		confine.KnobWrite:           given,
 		confine.KnobHide:            given,
+		confine.KnobSocket:          refused("a Pod sees the node's sockets only through volumes; mount one with --bind SRC:DST"),
+		confine.KnobTmpSize:         refused("a Pod's /tmp is its image's or an emptyDir; set the emptyDir's sizeLimit in the Pod spec"),
 		confine.KnobProtect:         refused("the agent's files are its image's and its volumes'; mount what must stay read-only with --bind SRC:DST:ro"),
 		confine.KnobPidsMax:         refused("a Pod has no pids limit of its own; set the kubelet's podPidsLimit (e.g. 4096) and drop --pids-max"),
 		confine.KnobMemoryMax:       given,

@@ -65,10 +65,11 @@ func homeDir(home string) string {
 
 // unsearchable returns the first dir on the way to path that the peer
 // could not search (it is "others" to every host dir), "" when none: a
-// dir under /tmp is the private /tmp's, and one under a tree is shown by
-// that tree.
+// dir under /tmp or /run is the private dir's, and one under a tree is
+// shown by that tree.
 func unsearchable(path string, trees []stage.IDMapTree) string {
-	for d := filepath.Dir(path); d != "/" && !mounts.Under(d, "/tmp"); d = filepath.Dir(d) {
+	private := confine.PrivateHostDirs()
+	for d := filepath.Dir(path); d != "/" && !mounts.UnderAny(d, private); d = filepath.Dir(d) {
 		covered := false
 		for _, t := range trees {
 			covered = covered || mounts.Under(d, t.Path)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 	"github.com/loki-sh/loki/internal/session/status"
+	"github.com/loki-sh/loki/internal/sockdiag"
 )
 
 // maxStatus bounds what the supervisor reads from the status pipe.
@@ -36,9 +38,10 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
-	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.Under(filepath.Clean(exe), "/tmp") {
+	privateDirs := confine.PrivateHostDirs()
+	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.UnderAny(filepath.Clean(exe), privateDirs) {
 		// The agent's own executable stays reachable under the private
-		// /tmp, read-only.
+		// /tmp (or /run), read-only.
 		pol.Read = append(pol.Read, filepath.Clean(exe))
 	}
 	if pol.FS != confine.FSHost && req.Peer.Cwd != "" && req.Peer.Cwd != "/" && !mounts.UnderAny(req.Peer.Cwd, pol.Write) {
@@ -46,8 +49,15 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// only what --write names is).
 		pol.Write = append([]string{req.Peer.Cwd}, pol.Write...)
 	}
+	if pol.FS != confine.FSHost {
+		mask, err := hostSockets(pol.Policy, pol.Write, privateDirs)
+		if err != nil {
+			return nil, err
+		}
+		pol.Mask = mask
+	}
 	private := b.privateUserNS(req.Confine)
-	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && mounts.Under(home, "/tmp") {
+	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && mounts.UnderAny(home, privateDirs) {
 		// HOME under /tmp (CI's) stays visible in the private /tmp,
 		// read-only (as root in a private user namespace it is an
 		// idmapped tree instead).
@@ -193,9 +203,10 @@ func (b *Backend) check(p confine.Policy, controlRoot string) error {
 	}
 	// The init reaches its control dir through the control root's
 	// parents (the root itself is masked by a searchable tmpfs; under a
-	// private /tmp, the stage makes them anew, searchable).
+	// private /tmp or /run, the stage makes them anew, searchable).
+	privateDirs := confine.PrivateHostDirs()
 	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
-		if p.FS != confine.FSHost && mounts.Under(d, "/tmp") {
+		if p.FS != confine.FSHost && mounts.UnderAny(d, privateDirs) {
 			continue
 		}
 		var st unix.Stat_t
@@ -317,4 +328,24 @@ func socketPair() (*os.File, *os.File, error) {
 		return nil, nil, err
 	}
 	return os.NewFile(uintptr(fds[0]), "egress-r"), os.NewFile(uintptr(fds[1]), "egress-w"), nil
+}
+
+// hostSockets lists the host's unix sockets the stage must cover: every
+// one bound at the start (sock_diag) but those in private dirs (gone
+// with them), in writable paths (the peer could bind its own there) and
+// those --socket names. Without the list the session would not know
+// what it leaves reachable, so it refuses.
+func hostSockets(p confine.Policy, write, private []string) ([]string, error) {
+	all, err := sockdiag.Paths()
+	if err != nil {
+		return nil, confine.NoSocketList(Name, err)
+	}
+	var out []string
+	for _, s := range all {
+		if mounts.UnderAny(s, private) || mounts.UnderAny(s, write) || slices.Contains(p.Sockets, s) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

@@ -27,6 +27,8 @@ func (Backend) Capabilities() session.Capabilities {
 			confine.KnobWrite:           confined,
 			confine.KnobHide:            confined,
 			confine.KnobProtect:         confined,
+			confine.KnobSocket:          session.Given, // the peer sees the host's files already
+			confine.KnobTmpSize:         session.Refused("it has no private /tmp; use --isolation namespace, oci or docker, which have one"),
 			confine.KnobPidsMax:         limits,
 			confine.KnobMemoryMax:       limits,
 			confine.KnobCPUMax:          limits,

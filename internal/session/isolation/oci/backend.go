@@ -15,6 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
+	"github.com/loki-sh/loki/internal/sockdiag"
 )
 
 // Name is the --isolation value of this backend.
@@ -71,6 +72,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	o.Confine = req.Confine
+	if o.HostSockets, err = sockdiag.Paths(); err != nil {
+		return nil, confine.NoSocketList(Name, err)
+	}
 	if o.PidsLimit > 0 && !PidsControllerAvailable() {
 		// The default limit only (Admit refused a --pids-max).
 		if b.Warn != nil {

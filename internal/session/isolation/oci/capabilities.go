@@ -42,6 +42,8 @@ func (b *Backend) Capabilities() session.Capabilities {
 			confine.KnobWrite:           session.Given,
 			confine.KnobHide:            session.Given,
 			confine.KnobProtect:         session.Given,
+			confine.KnobSocket:          session.Given,
+			confine.KnobTmpSize:         session.Given,
 			confine.KnobPidsMax:         pids,
 			confine.KnobMemoryMax:       session.Given,
 			confine.KnobCPUMax:          session.Given,

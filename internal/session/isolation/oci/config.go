@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
@@ -57,6 +58,9 @@ type Options struct {
 	// UserNS, when set, gives the container a user namespace of its own
 	// mapping ids 0 and up to these host ids (UserNamespace decides).
 	UserNS *confine.IDRange
+	// HostSockets are the host's unix sockets found at the start
+	// (sockdiag): those the rootfs or a read-only bind shows are masked.
+	HostSockets []string
 }
 
 func (o Options) validate() error {
@@ -164,14 +168,15 @@ func specMounts(o Options) ([]specs.Mount, error) {
 		// namespace of its own: show the host's, read-only throughout.
 		sys = specs.Mount{Destination: "/sys", Type: "bind", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro", "rro"}}
 	}
+	tmpSize := "size=" + strconv.FormatInt(o.Confine.Resources.Tmp(), 10)
 	ms := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc", Options: []string{"nosuid", "noexec", "nodev"}},
 		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
 		{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}},
-		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+		{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", tmpSize}},
 		{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
 		sys,
-		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777"}},
+		{Destination: "/tmp", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=1777", tmpSize}},
 		{Destination: InitPath, Type: "bind", Source: o.Init, Options: []string{"bind", "ro", "nosuid", "nodev"}},
 		{Destination: ControlPath, Type: "bind", Source: o.ControlDir, Options: []string{"bind", "ro", "nosuid", "nodev", "noexec"}},
 	}
@@ -199,6 +204,19 @@ func specMounts(o Options) ([]specs.Mount, error) {
 		}
 		ms = append(ms, specs.Mount{Destination: h, Type: "tmpfs", Source: "tmpfs",
 			Options: []string{"ro", "nosuid", "nodev", "noexec", "mode=0555", "size=4k"}})
+	}
+	// The host's socket dirs, private; its sockets found at the start,
+	// masked; those --socket names, shown at their paths.
+	hv := mounts.SocketViews(o.Rootfs, o.Binds, confine.PrivateHostDirs(), o.HostSockets, append(o.Confine.Sockets, o.Confine.Write...), hiddenByTmpfs)
+	for _, d := range hv.Private {
+		ms = append(ms, specs.Mount{Destination: d, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"nosuid", "nodev", "mode=0755", "size=" + strconv.FormatInt(confine.RunSize, 10)}})
+	}
+	for _, m := range hv.Masked {
+		ms = append(ms, specs.Mount{Destination: m, Type: "bind", Source: "/dev/null", Options: []string{"bind", "ro"}})
+	}
+	for _, s := range o.Confine.Sockets {
+		ms = append(ms, specs.Mount{Destination: s, Type: "bind", Source: s, Options: []string{"bind", "nosuid", "nodev"}})
 	}
 	masks, err := controlRootMasks(o)
 	if err != nil {

@@ -12,16 +12,24 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 )
 
 // fsPlan is the confined filesystem of one session: the host's mounts
-// read-only, writable only the paths in write, a private /tmp, a minimal
-// /dev, hide covered.
+// read-only, writable only the paths in write, private dirs (/tmp,
+// /run) and a minimal /dev, the host's sockets out of reach but those
+// named, hide covered.
 type fsPlan struct {
 	write, read, hide []string
 	// protect are read-only again inside the writable paths.
 	protect []string
+	// private are the dirs replaced by a tmpfs of the session's own
+	// (PrivateDirs, resolved, each once, /tmp first); mask the host
+	// sockets to cover; sockets the host sockets to show (--socket).
+	private, mask, sockets []string
+	// tmpSize caps /tmp and /dev/shm (bytes).
+	tmpSize int64
 	// host: --fs host, only hide applies.
 	host bool
 	// trees are idmapped mounts (idmap_linux.go) to attach at their
@@ -34,14 +42,12 @@ type fsPlan struct {
 	become func() error
 }
 
-// covers are the host dirs the stage mounts anew (a private /tmp, a
-// minimal /dev): a path the peer must keep below one is held before and
-// shown again at its path inside the new mount.
-var covers = []string{"/tmp", "/dev"}
-
-// coveredBy returns the dir of covers that path is below, "" when none.
-func coveredBy(path string) string {
-	for _, c := range covers {
+// coveredBy returns the host dir the stage mounts anew (a private dir,
+// the minimal /dev) that path is below, "" when none: a path the peer
+// must keep below one is held before and shown again at its path inside
+// the new mount.
+func (p fsPlan) coveredBy(path string) string {
+	for _, c := range append(p.private, "/dev") {
 		if mounts.Under(path, c) {
 			return c
 		}
@@ -73,7 +79,7 @@ func (p fsPlan) apply() error {
 	}
 	var kept []held
 	for _, t := range p.treeOrder {
-		if coveredBy(t) != "" {
+		if p.coveredBy(t) != "" {
 			kept = append(kept, held{path: t, fd: p.trees[t], tree: true})
 			continue
 		}
@@ -102,7 +108,7 @@ func (p fsPlan) apply() error {
 		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind writable %s: %w", w, err)
 		}
-		if coveredBy(w) == "" {
+		if p.coveredBy(w) == "" {
 			continue
 		}
 		fd, err := unix.Open(w, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -121,6 +127,16 @@ func (p fsPlan) apply() error {
 		}
 		kept = append(kept, held{path: r, fd: fd, ro: true})
 	}
+	for _, s := range p.sockets {
+		if p.coveredBy(s) == "" {
+			continue // not masked: the supervisor leaves it out of mask
+		}
+		fd, err := unix.Open(s, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("--socket %s: %w", s, err)
+		}
+		kept = append(kept, held{path: s, fd: fd})
+	}
 	// Parents first: a read-only HOME under /tmp, then the cwd in it.
 	sort.SliceStable(kept, func(i, j int) bool { return len(kept[i].path) < len(kept[j].path) })
 	mps, err := mountPointsUnder("/")
@@ -135,22 +151,32 @@ func (p fsPlan) apply() error {
 			return err
 		}
 	}
-	if err := maskSockets(p.write); err != nil {
-		return err
+	// The host's sockets found at the start elsewhere (a read-only mount
+	// does not stop connect(2)); those in private dirs go with them.
+	for _, s := range p.mask {
+		if p.coveredBy(s) != "" || mounts.UnderAny(s, p.write) {
+			continue
+		}
+		if err := mask(s); err != nil {
+			return err
+		}
 	}
+	links := topLinks(p.private)
 	if err := p.becomeUser(); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("private /tmp: %w", err)
+	for _, d := range p.private {
+		if err := p.privateDir(d, links[d]); err != nil {
+			return err
+		}
+		if err := p.showAgain(kept, d); err != nil {
+			return err
+		}
 	}
-	if err := showAgain(kept, "/tmp"); err != nil {
+	if err := minimalDev(nodes, p.tmpSize); err != nil {
 		return err
 	}
-	if err := minimalDev(nodes); err != nil {
-		return err
-	}
-	if err := showAgain(kept, "/dev"); err != nil {
+	if err := p.showAgain(kept, "/dev"); err != nil {
 		return err
 	}
 	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
@@ -191,9 +217,9 @@ func protectPath(path string) error {
 }
 
 // showAgain mounts the kept paths below cover at their paths, in order.
-func showAgain(kept []held, cover string) error {
+func (p fsPlan) showAgain(kept []held, cover string) error {
 	for _, h := range kept {
-		if coveredBy(h.path) != cover {
+		if p.coveredBy(h.path) != cover {
 			continue
 		}
 		if h.tree {
@@ -212,6 +238,48 @@ func showAgain(kept []held, cover string) error {
 		}
 	}
 	return nil
+}
+
+// privateDir covers dir with an empty tmpfs: /tmp (1777, tmpSize) or a
+// socket dir (0755, RunSize), with the host's top-level symlinks made
+// again (NixOS keeps /run/current-system there: a link, not a socket).
+func (p fsPlan) privateDir(dir string, links map[string]string) error {
+	opts := "mode=0755,size=" + strconv.FormatInt(confine.RunSize, 10)
+	if dir == "/tmp" {
+		opts = "mode=1777,size=" + strconv.FormatInt(p.tmpSize, 10)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("private %s: %w", dir, err)
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("private %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// topLinks reads the symlinks directly in each dir (unreadable: none).
+func topLinks(dirs []string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, d := range dirs {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			if t, err := os.Readlink(filepath.Join(d, e.Name())); err == nil {
+				if out[d] == nil {
+					out[d] = map[string]string{}
+				}
+				out[d][e.Name()] = t
+			}
+		}
+	}
+	return out
 }
 
 func (p fsPlan) becomeUser() error {
@@ -272,7 +340,7 @@ var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 // its own (the host's terminals stay out of reach), /dev/shm and the fd
 // symlinks. The caller remounts it read-only once what it keeps below
 // /dev (a cwd in /dev/shm) is shown again.
-func minimalDev(nodes map[string]int) error {
+func minimalDev(nodes map[string]int, shmSize int64) error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
@@ -293,7 +361,7 @@ func minimalDev(nodes map[string]int) error {
 	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"); err != nil {
 		return fmt.Errorf("mount /dev/pts: %w", err)
 	}
-	if err := unix.Mount("shm", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
+	if err := unix.Mount("shm", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777,size="+strconv.FormatInt(shmSize, 10)); err != nil {
 		return fmt.Errorf("mount /dev/shm: %w", err)
 	}
 	for link, target := range map[string]string{

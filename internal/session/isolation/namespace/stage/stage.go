@@ -41,6 +41,10 @@ type Policy struct {
 	PrivateUser bool        `json:"private_user,omitempty"`
 	IDMap       []IDMapTree `json:"idmap,omitempty"`
 	IDMapFD     int         `json:"idmap_fd,omitempty"`
+	// Mask are the host's sockets found at the start (sockdiag) that
+	// the confined fs covers, unless a private dir or a writable path
+	// holds them or --socket names them.
+	Mask []string `json:"mask,omitempty"`
 }
 
 // IDMapTree is one host path the stage attaches as an idmapped mount

@@ -84,7 +84,8 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	}
 	fs := &fsPlan{hide: policy.Hide, host: true}
 	if policy.FS != confine.FSHost {
-		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, protect: policy.Protect, trees: trees}
+		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, protect: policy.Protect, trees: trees,
+			private: confine.PrivateHostDirs(), mask: policy.Mask, sockets: policy.Sockets, tmpSize: policy.Resources.Tmp()}
 		for _, t := range policy.IDMap {
 			fs.treeOrder = append(fs.treeOrder, t.Path)
 		}
