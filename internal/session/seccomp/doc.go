@@ -4,6 +4,8 @@
 // compile it to a BPF program and install it on every thread
 // (Install), the oci backend writes it as the config's linux.seccomp,
 // and the docker backend hands the same profile to the engine.
+// RunnerPolicy is the one other filter, a confined build runner's
+// (execution/sandbox/harden), compiled by the same Program.
 //
 // Guarantees:
 //   - Policy is the whole list; nothing else denies a syscall to a

@@ -11,9 +11,11 @@ const Name = "loki-session (docs/confinement.md)"
 
 // Linux's errno values (the same on every architecture loki builds for).
 const (
-	EPERM      = 1
-	ENOSYS     = 38
-	EOPNOTSUPP = 95
+	EPERM           = 1
+	ENOSYS          = 38
+	ENOPROTOOPT     = 92
+	EPROTONOSUPPORT = 93
+	EOPNOTSUPP      = 95
 )
 
 // Arg is one condition on a syscall argument: (arg & Mask) == Value,
@@ -89,4 +91,36 @@ func Policy() []Rule {
 		"io_uring_setup", "io_uring_enter", "io_uring_register",
 		"userfaultfd", "perf_event_open", "bpf")
 	return rules
+}
+
+// RunnerPolicy is the confined build runner's filter (a durable run under
+// LOKI_HOST_LANDLOCK=1, applied by execution/sandbox/harden beside its
+// Landlock ruleset), for what Landlock does not see. docs/executions.md
+// says why each rule is there.
+func RunnerPolicy() []Rule {
+	const (
+		ipprotoMPTCP     = 262
+		solIP            = 0
+		ipLocalPortRange = 51 // Linux 6.3
+		all              = 0xffffffff
+	)
+	return []Rule{
+		// clone3 can name a cgroup (CLONE_INTO_CGROUP) in a struct a
+		// filter cannot read: ENOSYS, so libc falls back to clone, which
+		// cannot (Docker's answer too).
+		{Name: "clone3", Errno: ENOSYS},
+		// io_uring's operations (sockets included) bypass every rule.
+		{Name: "io_uring_setup", Errno: ENOSYS},
+		{Name: "io_uring_enter", Errno: ENOSYS},
+		{Name: "io_uring_register", Errno: ENOSYS},
+		// MPTCP sockets are outside Landlock's TCP port rules: refused
+		// as by a kernel without MPTCP, so programs fall back to TCP.
+		{Name: "socket", Errno: EPROTONOSUPPORT, Args: []Arg{{Index: 2, Mask: all, Value: ipprotoMPTCP}}},
+		// IP_LOCAL_PORT_RANGE would pin bind(0) to a reserved port:
+		// refused as by a kernel before 6.3.
+		{Name: "setsockopt", Errno: ENOPROTOOPT, Args: []Arg{{Index: 1, Mask: all, Value: solIP}, {Index: 2, Mask: all, Value: ipLocalPortRange}}},
+		// i386's socketcall carries socket's arguments in memory a filter
+		// cannot read: ENOSYS, so libc uses socket(2) itself.
+		{Name: "socketcall", Errno: ENOSYS},
+	}
 }

@@ -127,8 +127,12 @@ func section(a abi, rules []Rule) ([]unix.SockFilter, error) {
 // Install puts Policy on every thread of the process (TSYNC: all or
 // none), inherited by everything it starts. It needs no_new_privs (or
 // CAP_SYS_ADMIN).
-func Install() error {
-	prog, err := Program(Policy())
+func Install() error { return InstallRules(Policy()) }
+
+// InstallRules is Install with another rule list (the confined build
+// runner's, execution/sandbox/harden): one compiler for every filter.
+func InstallRules(rules []Rule) error {
+	prog, err := Program(rules)
 	if err != nil {
 		return err
 	}

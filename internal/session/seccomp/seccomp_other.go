@@ -4,3 +4,6 @@ package seccomp
 
 // Install is unavailable off Linux.
 func Install() error { return ErrUnsupported }
+
+// InstallRules is unavailable off Linux.
+func InstallRules([]Rule) error { return ErrUnsupported }

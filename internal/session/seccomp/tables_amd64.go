@@ -14,6 +14,7 @@ var abis = []abi{
 		"add_key": 248, "request_key": 249, "keyctl": 250,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"userfaultfd": 323, "perf_event_open": 298, "bpf": 321,
+		"clone3": 435, "socket": 41, "setsockopt": 54,
 	}},
 	{arch: unix.AUDIT_ARCH_I386, nrs: map[string]uint32{
 		"chmod": 15, "fchmod": 94, "fchmodat": 306, "fchmodat2": 452,
@@ -22,5 +23,6 @@ var abis = []abi{
 		"add_key": 286, "request_key": 287, "keyctl": 288,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"userfaultfd": 374, "perf_event_open": 336, "bpf": 357,
+		"clone3": 435, "socket": 359, "setsockopt": 366, "socketcall": 102,
 	}},
 }

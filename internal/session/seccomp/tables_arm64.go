@@ -14,6 +14,7 @@ var abis = []abi{
 		"add_key": 217, "request_key": 218, "keyctl": 219,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"userfaultfd": 282, "perf_event_open": 241, "bpf": 280,
+		"clone3": 435, "socket": 198, "setsockopt": 208,
 	}},
 	{arch: unix.AUDIT_ARCH_ARM, nrs: map[string]uint32{
 		"chmod": 15, "fchmod": 94, "fchmodat": 333, "fchmodat2": 452,
@@ -22,5 +23,6 @@ var abis = []abi{
 		"add_key": 309, "request_key": 310, "keyctl": 311,
 		"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 		"userfaultfd": 388, "perf_event_open": 364, "bpf": 386,
+		"clone3": 435, "socket": 281, "setsockopt": 294,
 	}},
 }

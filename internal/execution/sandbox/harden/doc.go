@@ -2,13 +2,14 @@
 // its Landlock ruleset, for what Landlock does not cover: the runner execs
 // with no capabilities at all (bounding, permitted, effective, inheritable
 // and ambient sets empty; no_new_privs, so no set-uid bit or file
-// capability gives any back) and under a seccomp filter that refuses
-// clone3 (ENOSYS, so libc falls back to clone, which cannot name a cgroup:
-// no CLONE_INTO_CGROUP out of the lineage), io_uring (whose operations
-// seccomp cannot see), MPTCP sockets and IP_LOCAL_PORT_RANGE (both
-// outside Landlock's TCP port rules), and every system call of a foreign
-// ABI (x32, i386 on amd64). Each call binds only the calling thread: the
-// caller must be locked to it and exec from it.
+// capability gives any back) and under seccomp's RunnerPolicy, compiled
+// by the session's one compiler (internal/session/seccomp): clone3 fails
+// with ENOSYS (libc falls back to clone, which cannot name a cgroup: no
+// CLONE_INTO_CGROUP out of the lineage), so does io_uring (whose
+// operations seccomp cannot see) and i386's socketcall; MPTCP sockets and
+// IP_LOCAL_PORT_RANGE (both outside Landlock's TCP port rules) are
+// refused; x32 is refused whole. The capability drop binds only the
+// calling thread: the caller must be locked to it and exec from it.
 //
 // It also keeps a supervisor's own secrets from a same-uid process that
 // lacks CAP_SYS_PTRACE: HideSelf makes the supervisor non-dumpable, so

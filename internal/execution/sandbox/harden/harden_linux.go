@@ -3,20 +3,10 @@ package harden
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// Values the kernel headers name that x/sys does not export everywhere.
-const (
-	ipprotoMPTCP      = 262 // IPPROTO_MPTCP
-	ipLocalPortRange  = 51  // IP_LOCAL_PORT_RANGE (Linux 6.3)
-	x32SyscallBit     = 0x40000000
-	seccompDataNR     = 0
-	seccompDataArch   = 4
-	seccompDataArgLow = 16 // args[i] at 16 + 8*i; the low word first (little endian)
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // DropCapabilities empties every capability set of the calling thread
@@ -56,80 +46,13 @@ func DropCapabilities() error {
 	return nil
 }
 
-// nativeArch is the AUDIT_ARCH of this build's system call ABI.
-func nativeArch() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
-	}
-	return 0, fmt.Errorf("harden: no seccomp filter for %s: %w", runtime.GOARCH, unix.ENOSYS)
-}
-
-// Filter is the seccomp program InstallFilter loads, for review and tests.
-func Filter() ([]unix.SockFilter, error) {
-	arch, err := nativeArch()
-	if err != nil {
-		return nil, err
-	}
-	ret := func(v uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: v} }
-	errno := func(e unix.Errno) unix.SockFilter { return ret(unix.SECCOMP_RET_ERRNO | uint32(e)) }
-	ld := func(off uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
-	}
-	// jeq jumps over skip instructions when A != k, else falls through.
-	jne := func(k uint32, skip uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: 0, Jf: skip}
-	}
-	p := []unix.SockFilter{
-		ld(seccompDataArch),
-		jne(arch, 1), // a foreign ABI: refused whole
-		unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JA, K: 1},
-		errno(unix.ENOSYS),
-		ld(seccompDataNR),
-	}
-	if runtime.GOARCH == "amd64" {
-		p = append(p,
-			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, K: x32SyscallBit, Jt: 0, Jf: 1},
-			errno(unix.ENOSYS))
-	}
-	for _, nr := range []uint32{unix.SYS_CLONE3, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER} {
-		p = append(p, jne(nr, 1), errno(unix.ENOSYS))
-	}
-	p = append(p,
-		// socket(domain, type, IPPROTO_MPTCP): as on a kernel without
-		// MPTCP, so a program falls back to TCP.
-		jne(unix.SYS_SOCKET, 3),
-		ld(seccompDataArgLow+2*8),
-		jne(ipprotoMPTCP, 1),
-		errno(unix.EPROTONOSUPPORT),
-		ld(seccompDataNR),
-		// setsockopt(fd, SOL_IP, IP_LOCAL_PORT_RANGE, ...): as on a
-		// kernel before 6.3.
-		jne(unix.SYS_SETSOCKOPT, 5),
-		ld(seccompDataArgLow+1*8),
-		jne(unix.SOL_IP, 3),
-		ld(seccompDataArgLow+2*8),
-		jne(ipLocalPortRange, 1),
-		errno(unix.ENOPROTOOPT),
-		ret(unix.SECCOMP_RET_ALLOW),
-	)
-	return p, nil
-}
-
-// InstallFilter loads Filter on the calling thread (no_new_privs must be
-// set, as DropCapabilities and Landlock leave it).
+// InstallFilter loads seccomp's RunnerPolicy, compiled by the session's
+// one compiler, on every thread (no_new_privs must be set, as
+// DropCapabilities and Landlock leave it).
 func InstallFilter() error {
-	p, err := Filter()
-	if err != nil {
-		return err
+	if err := seccomp.InstallRules(seccomp.RunnerPolicy()); err != nil {
+		return fmt.Errorf("harden: %w", err)
 	}
-	prog := unix.SockFprog{Len: uint16(len(p)), Filter: &p[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
-		return fmt.Errorf("harden: seccomp filter: %w", err)
-	}
-	runtime.KeepAlive(p)
 	return nil
 }
 
