@@ -94,7 +94,8 @@ set) plus what --env names, never the supervisor's whole environment.
 
 Exit code: the session's (the peer's code, 124 lease expired, 125 refused/failed or
 peer killed by a signal); 127 when the backend could not start; 128+N when signal N
-had to be followed by a kill after --stop-timeout; 2 for usage errors.
+to loki-supervise ended the session (Ctrl-C: 130), or had to be followed by a kill
+after --stop-timeout; 2 for usage errors.
 
 Examples:
   loki-supervise session -- claude --acp

@@ -33,7 +33,9 @@
 //   - SIGTERM/SIGINT are forwarded once; if the session has not ended after
 //     StopTimeout (or on a second signal) it is killed.
 //   - The exit code is decided once, here, through internal/exitcode:
-//     the session's own code (Contract 3), 128+N when the supervisor had to
-//     kill it after signal N, 125 when the init died by a signal it did not
-//     choose, 127 when the backend could not start.
+//     the session's own code (Contract 3), 128+N when signal N to the
+//     supervisor ended it (forwarded, and the peer ended by it: the init's
+//     125 then means that, its line says so) or had to be followed by a
+//     kill, 125 when the init died by a signal it did not choose, 127 when
+//     the backend could not start.
 package session

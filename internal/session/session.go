@@ -355,10 +355,15 @@ func decide(exit Exit, killedBy, forwarded syscall.Signal) error {
 		return exitcode.Refused(exit.Escaped)
 	case exit.Signal != 0 && forwarded != 0:
 		// The direct peer died of a signal after one was passed on to
-		// it (with an init, its own line says so): still a failed run,
-		// but not a mystery.
-		return exitcode.Refused(fmt.Errorf("the peer was ended by %s after %s was forwarded to it",
+		// it: the shell's 128+N, as after a Ctrl-C anywhere else.
+		return exitcode.Signalled(exit.Signal, fmt.Errorf("the peer was ended by %s after %s was forwarded to it",
 			unix.SignalName(syscall.Signal(exit.Signal)), unix.SignalName(forwarded)))
+	case exit.Signal == 0 && forwarded != 0 && exit.Code == exitcode.Code(exitcode.Refused(nil)):
+		// loki-init's 125 after the signal this supervisor forwarded: its
+		// own line says the peer was stopped by it (Contract 3 keeps the
+		// init's code). The session's code is the shell's 128+N, what a
+		// Ctrl-C gives everywhere else (130).
+		return exitcode.Signalled(int(forwarded), nil)
 	case exit.Signal != 0:
 		// The init (or direct peer) died of a signal nobody here chose:
 		// whatever it printed cannot be trusted as a complete run.
@@ -385,6 +390,10 @@ func limitOutcome(exit Exit) error {
 	return exitcode.Refused(nil)
 }
 
+// forwardNote is how long a forwarded signal may take to end the session
+// before the supervisor says it is waiting.
+const forwardNote = time.Second
+
 // waitWithSignals waits for proc, forwarding the first termination signal
 // and killing the session after StopTimeout or on a second signal. It
 // returns the signal the kill was for and the one forwarded (0: none).
@@ -395,6 +404,7 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal, syscall.Si
 		forwarded syscall.Signal
 		killedBy  syscall.Signal
 		deadline  <-chan time.Time
+		note      <-chan time.Time
 	)
 	kill := func(s syscall.Signal) {
 		if killedBy == 0 {
@@ -414,12 +424,17 @@ func waitWithSignals(proc Process, cfg Config) (Exit, syscall.Signal, syscall.Si
 				continue
 			}
 			forwarded = sig
-			fmt.Fprintf(cfg.Notes, "loki-supervise: %v forwarded; the session is killed if it has not ended in %v\n", sig, cfg.StopTimeout)
 			if err := proc.Signal(s); err != nil {
 				kill(sig)
 				continue
 			}
 			deadline = time.After(cfg.StopTimeout)
+			// Said only when the session did not end at once: a Ctrl-C
+			// that ends it leaves the init's one line alone.
+			note = time.After(forwardNote)
+		case <-note:
+			note = nil
+			fmt.Fprintf(cfg.Notes, "loki-supervise: %v forwarded; the session is killed if it has not ended in %v\n", forwarded, cfg.StopTimeout-forwardNote)
 		case <-deadline:
 			kill(forwarded)
 		}

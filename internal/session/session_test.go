@@ -37,15 +37,23 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// A direct peer ended by the signal the supervisor forwarded is still a
-// failed run (125), and its line says what happened.
+// A peer ended by the signal the supervisor forwarded gives the shell's
+// 128+N (Ctrl-C: 130): the direct peer with a line saying what happened,
+// the init's 125 silently (its own line said it). Before, both were 125.
 func TestDecideForwarded(t *testing.T) {
 	err := decide(Exit{Signal: 15}, 0, syscall.SIGTERM)
-	if exitcode.Code(err) != 125 {
-		t.Fatalf("code %d, want 125", exitcode.Code(err))
+	if exitcode.Code(err) != 143 {
+		t.Fatalf("code %d, want 143", exitcode.Code(err))
 	}
 	if got := exitcode.Report(err).Error(); got != "the peer was ended by SIGTERM after SIGTERM was forwarded to it" {
 		t.Fatalf("line %q", got)
+	}
+	err = decide(Exit{Code: 125}, 0, syscall.SIGINT)
+	if exitcode.Code(err) != 130 || exitcode.Report(err) != nil {
+		t.Fatalf("init's 125 after SIGINT: code %d, report %v; want 130, silent", exitcode.Code(err), exitcode.Report(err))
+	}
+	if exitcode.Code(decide(Exit{Code: 42}, 0, syscall.SIGINT)) != 42 {
+		t.Fatal("a peer that exits on the signal must keep its own code")
 	}
 }
 

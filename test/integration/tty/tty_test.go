@@ -207,7 +207,7 @@ func TestWaysOut(t *testing.T) {
 					t.Fatal("supervisor not found")
 				}
 				syscall.Kill(sup, syscall.SIGTERM)
-			}, 125},
+			}, 128 + 15},
 		{"init is killed", nil, []string{"sh", "-c", "echo re\"a\"dy; exec sleep 1000"},
 			func(t *testing.T, p *pane, b backend) {
 				// The init is the parent of the tagged peer (its own
