@@ -10,6 +10,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/canonjson"
 	"github.com/loki-sh/loki/internal/pycompat"
+	"github.com/loki-sh/loki/internal/safefile"
 )
 
 // SnapshotName is the receipt's file name, in the proofs directory and in
@@ -106,7 +107,7 @@ func Snapshot(executionDir, executionID, lokiDir, runID string) Binding {
 	sum := sha256.Sum256(raw)
 	b.DocumentSHA256 = hex.EncodeToString(sum[:])
 	dst := filepath.Join(executionDir, SnapshotName)
-	if err := writeSnapshot(dst, raw); err != nil {
+	if err := safefile.Replace(dst, raw, 0o400); err != nil {
 		b.SnapshotError = pycompat.ErrorClass(err, "OSError") + ": snapshot write failed"
 	} else {
 		b.ProofPath, b.Snapshotted = dst, true

@@ -3,6 +3,8 @@
 package safefile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,5 +31,24 @@ func TestWriteAtomicReplaces(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Fatalf("directory holds %d entries, want only the file", len(ents))
+	}
+}
+
+// Replace creates no directory: into a missing one it fails with the
+// missing directory's error, which callers name by its class.
+func TestReplaceNeedsTheDirectory(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "none", "proof.json")
+	if err := Replace(p, []byte("{}"), 0o400); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Replace into a missing dir = %v, want not-exist", err)
+	}
+	if _, err := os.Stat(filepath.Dir(p)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Replace created %s", filepath.Dir(p))
+	}
+	p = filepath.Join(filepath.Dir(filepath.Dir(p)), "proof.json")
+	if err := Replace(p, []byte("{}"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode() != 0o400 {
+		t.Fatalf("mode %v, %v; want 0400", fi.Mode(), err)
 	}
 }

@@ -6,9 +6,9 @@
 // any layer may use it without an import running back up the layers.
 //
 // Guarantees:
-//   - WriteAtomic never lets a reader see a prefix: a reader sees the old
-//     content or all of the new, and the rename is made durable with an
-//     fsync of the file and of its directory.
+//   - WriteAtomic and Replace never let a reader see a prefix: a reader
+//     sees the old content or all of the new, and the rename is made
+//     durable with an fsync of the file and of its directory.
 //   - Open never follows a final symlink and never blocks on a FIFO or
 //     device, so a hostile work tree cannot redirect a read outside itself
 //     or hang the reader; OpenRegular also keeps nothing but a regular
