@@ -389,8 +389,34 @@ func (l *loop) settle() error {
 			}
 			return nil
 		}
+	} else if hostBacklog() && time.Since(l.ended) < drainWindow {
+		// The forwarders are done, but the host has not taken all of it
+		// from fd 1 and 2 yet. A runtime may drop what its pipes still
+		// hold once PID 1 exits (containerd 1.6 does: docs/cluster.md),
+		// so wait for the reader, as long as it keeps up.
+		if l.heldPoll == nil {
+			l.heldPoll = time.NewTicker(heldPollEvery)
+		}
+		return nil
 	}
 	return peerOutcome(st, l.stopSig)
+}
+
+// drainWindow bounds the wait for the host to read what the forwarders
+// left in fd 1 and 2 (pipes only); it ends before CompletionWindow, whose
+// expiry means held output.
+const drainWindow = CompletionWindow / 2
+
+// hostBacklog reports whether fd 1 or 2 is a pipe still holding bytes its
+// reader has not taken. Only a pipe: FIONREAD on a file is its size left.
+func hostBacklog() bool {
+	for _, fd := range []int{1, 2} {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO && pending(fd) {
+			return true
+		}
+	}
+	return false
 }
 
 // heldPollEvery is how often held direct output is re-checked after the
