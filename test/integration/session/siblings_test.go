@@ -36,6 +36,10 @@ type siblingEnv struct {
 	peerRoot string   // the same dir as the peer would see it, unhidden
 	flags    []string // extra loki-supervise flags, besides --control-root
 	wrap     func(*exec.Cmd)
+	// intruderRoot, when set, is the intruder's own control root: a
+	// session of the same user with another one (another
+	// XDG_RUNTIME_DIR), whose writable cwd holds the sibling's.
+	intruderRoot string
 }
 
 // siblingSetup is one way a sibling's control dir could become visible.
@@ -67,6 +71,19 @@ func siblingSetups() []siblingSetup {
 			top := t.TempDir()
 			root := privateDir(t, top, "ctl", 0)
 			return siblingEnv{hostRoot: root, peerRoot: root, wrap: func(cmd *exec.Cmd) { cmd.Dir = top }}
+		}},
+		// The sibling's control root inside the intruder's cwd, the
+		// intruder's own elsewhere: the peer (the same host uid in
+		// user-namespace mode) owns the sibling's dirs.
+		{name: "namespace-userns-other-root", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+			env := asNobody(t)
+			wrap := env.wrap
+			env.wrap = func(cmd *exec.Cmd) {
+				wrap(cmd)
+				cmd.Dir = filepath.Dir(env.hostRoot)
+			}
+			env.intruderRoot = privateDir(t, t.TempDir(), "ctl-intruder", nobody)
+			return env
 		}}}
 	for _, rt := range []string{"crun", "runc"} {
 		b := ociBackend(rt)
@@ -201,7 +218,14 @@ func checkSiblings(t *testing.T, s siblingSetup) {
 	sib := startSibling(t, command("sh", "-c", "echo ready; exec cat >/dev/null"))
 	sibDir := onlySessionDir(t, hostRoot)
 	peerSib := filepath.Join(env.peerRoot, filepath.Base(sibDir), "control")
-	r := run(t, command("sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib), "", generous)
+	intruder := command("sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib)
+	if env.intruderRoot != "" {
+		intruder = supervise(t, s.backend, append(env.flags, "--control-root", env.intruderRoot), "sh", "-c", intrudeScript, "sh", env.peerRoot, peerSib)
+		if env.wrap != nil {
+			env.wrap(intruder)
+		}
+	}
+	r := run(t, intruder, "", generous)
 	if r.code != 0 || !strings.Contains(r.stdout, "DONE") {
 		t.Fatalf("intruder exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}

@@ -37,7 +37,8 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
+	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil,
+		OtherRoots: session.OtherControlRoots(req.ControlRoot)}
 	privateDirs := confine.PrivateHostDirs()
 	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.UnderAny(filepath.Clean(exe), privateDirs) {
 		// The agent's own executable stays reachable under the private

@@ -45,6 +45,10 @@ type Policy struct {
 	// the confined fs covers, unless a private dir or a writable path
 	// holds them or --socket names them.
 	Mask []string `json:"mask,omitempty"`
+	// OtherRoots are other sessions' control roots (or the default ones)
+	// the peer could see: each is covered by an empty tmpfs, as its own
+	// control root is.
+	OtherRoots []string `json:"other_roots,omitempty"`
 }
 
 // IDMapTree is one host path the stage attaches as an idmapped mount

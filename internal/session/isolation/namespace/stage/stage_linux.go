@@ -82,9 +82,10 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		}
 		unix.Close(policy.IDMapFD)
 	}
-	fs := &fsPlan{hide: policy.Hide, host: true}
+	hide := append(policy.Hide, policy.OtherRoots...)
+	fs := &fsPlan{hide: hide, host: true}
 	if policy.FS != confine.FSHost {
-		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: policy.Hide, protect: policy.Protect, trees: trees,
+		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: hide, protect: policy.Protect, trees: trees,
 			private: confine.PrivateHostDirs(), mask: policy.Mask, sockets: policy.Sockets, tmpSize: policy.Resources.Tmp()}
 		for _, t := range policy.IDMap {
 			fs.treeOrder = append(fs.treeOrder, t.Path)
