@@ -5,10 +5,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/proof/treedigest"
 	"github.com/loki-sh/loki/internal/pycompat"
 )
 
@@ -17,6 +19,9 @@ const (
 	EnvStopGrace       = "LOKI_BUILD_STOP_GRACE_SECONDS"
 	EnvPoll            = "LOKI_BUILD_SUPERVISOR_POLL_SECONDS"
 	EnvDescendantGrace = "LOKI_BUILD_DESCENDANT_GRACE_SECONDS"
+	// EnvDigestMaxBytes bounds the file content the final tree digest
+	// reads (treedigest.DefaultMaxBytes unless a positive integer).
+	EnvDigestMaxBytes = "LOKI_BUILD_DIGEST_MAX_BYTES"
 )
 
 // Defaults of the knobs above.
@@ -75,4 +80,13 @@ func readRunID(lokiDir string) string {
 		return ""
 	}
 	return v
+}
+
+// digestMaxBytes is LOKI_BUILD_DIGEST_MAX_BYTES as a positive count of
+// bytes, else treedigest's default.
+func digestMaxBytes() int64 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(os.Getenv(EnvDigestMaxBytes)), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return treedigest.DefaultMaxBytes
 }

@@ -362,7 +362,7 @@ func terminationReason(desc lineage.Outcome, stopped bool, rc int, proof Proof, 
 func digestFailure(err error) string {
 	switch {
 	case errors.Is(err, treedigest.ErrTooLarge):
-		return fmt.Sprintf("work tree over the digest bound (%d GiB of file content): not bound", treedigest.DefaultMaxBytes>>30)
+		return fmt.Sprintf("work tree over the digest bound (%d bytes of file content, %s): not bound", digestMaxBytes(), EnvDigestMaxBytes)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "tree digest timed out: not bound"
 	case errors.Is(err, treedigest.ErrGit):

@@ -42,7 +42,7 @@ func (proofs) Snapshot(s ProofSource) Proof {
 type digester struct{}
 
 func (digester) TreeDigest(ctx context.Context, root string) (string, error) {
-	return treedigest.Digest(ctx, root)
+	return (&treedigest.Options{MaxBytes: digestMaxBytes()}).Digest(ctx, root)
 }
 
 // sandbox is macOS Seatbelt or Linux Landlock, each off unless its switch

@@ -114,3 +114,28 @@ func TestPlantedGitOnSupervisorPath(t *testing.T) {
 		t.Errorf("final_tree_sha256 %q: the system git should have digested the tree", d)
 	}
 }
+
+// TestDigestBoundKnob: LOKI_BUILD_DIGEST_MAX_BYTES moves the bound: a
+// 5-byte tree has no digest under 4 and has one under 5.
+func TestDigestBoundKnob(t *testing.T) {
+	for _, tc := range []struct {
+		max    string
+		digest bool
+	}{{"4", false}, {"5", true}} {
+		b := newBox(t)
+		if out, err := exec.Command("git", "-C", b.ws, "init", "-q").CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+		b.extra = []string{"LOKI_BUILD_DIGEST_MAX_BYTES=" + tc.max}
+		r := b.start(false, "printf 12345 > five")
+		if code, ok := r.exit(wait); !ok || code != 0 {
+			t.Fatalf("exit %d: %s", code, r.stderr.String())
+		}
+		rec := r.record()
+		d, _ := rec["final_tree_sha256"].(string)
+		treeErr, _ := rec["final_tree_error"].(string)
+		if tc.digest != (len(d) == 64) || tc.digest != (treeErr == "") {
+			t.Errorf("bound %s: final_tree_sha256 %q, final_tree_error %q", tc.max, d, treeErr)
+		}
+	}
+}
