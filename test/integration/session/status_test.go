@@ -96,8 +96,18 @@ func TestStatusStream(t *testing.T) {
 					if r.code != c.code || int(end["code"].(float64)) != c.code || end["reason"] != c.reason || events(lines) != c.events {
 						t.Fatalf("exit %d; stream %q, end %v; want %d, %s, %q (stderr %q)", r.code, events(lines), end, c.code, c.reason, c.events, r.stderr)
 					}
-					if lines[0]["event"] == "start" && lines[0]["backend"] != strings.SplitN(b.name, "-", 2)[0] {
-						t.Fatalf("start names backend %v", lines[0]["backend"])
+					if lines[0]["event"] == "start" {
+						if lines[0]["backend"] != strings.SplitN(b.name, "-", 2)[0] {
+							t.Fatalf("start names backend %v", lines[0]["backend"])
+						}
+						// What no backend reports yet is said, never
+						// left for "nothing refused".
+						cannot := lines[0]["cannot"].(map[string]any)
+						for _, k := range []string{"write", "read", "exec", "connect", "syscall"} {
+							if cannot[k] == nil {
+								t.Fatalf("start does not say %s refusals are not observed: %v", k, cannot)
+							}
+						}
 					}
 					if c.code == 125 && c.reason == "limit-pids" && !strings.Contains(r.stderr, "pids limit") {
 						t.Fatalf("stderr %q", r.stderr)
