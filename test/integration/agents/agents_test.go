@@ -195,6 +195,9 @@ func session(t *testing.T, in install, uid int, cmd []string) []string {
 	s := []string{filepath.Join(in.bin, "loki-supervise"), "session", "--init", filepath.Join(in.bin, "loki-init"), "--control-root", ctl}
 	if uid == 0 {
 		s = append(s, "--env", "IS_SANDBOX")
+	} else {
+		// nobody has no cgroup to make here: no note on the terminal.
+		s = append(s, "--pids-max", "max")
 	}
 	return append(append(s, "--"), cmd...)
 }
