@@ -23,8 +23,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
+	"github.com/loki-sh/loki/internal/session/isolation/sockdiag"
 	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
-	"github.com/loki-sh/loki/internal/sockdiag"
 )
 
 // Name is the --isolation value of this backend.

@@ -24,8 +24,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/egress"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
+	"github.com/loki-sh/loki/internal/session/isolation/sockdiag"
 	"github.com/loki-sh/loki/internal/session/status"
-	"github.com/loki-sh/loki/internal/sockdiag"
 )
 
 // maxStatus bounds what the supervisor reads from the status pipe.

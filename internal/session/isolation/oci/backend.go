@@ -15,7 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
-	"github.com/loki-sh/loki/internal/sockdiag"
+	"github.com/loki-sh/loki/internal/session/isolation/sockdiag"
 )
 
 // Name is the --isolation value of this backend.
