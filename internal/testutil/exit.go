@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
+	"testing"
+	"time"
 )
 
 // ExitStatus is a finished process's code, 128+N for death by signal N
@@ -27,4 +30,21 @@ func ExitCode(err error) int {
 		return ExitStatus(ee.ProcessState)
 	}
 	return -1
+}
+
+// WaitExit waits for a started cmd and returns its ExitCode; past bound
+// it kills the command and fails the test.
+func WaitExit(t testing.TB, cmd *exec.Cmd, bound time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return ExitCode(err)
+	case <-time.After(bound):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s did not finish within %v", filepath.Base(cmd.Path), bound)
+		return -1
+	}
 }

@@ -192,17 +192,7 @@ func prelude(t *testing.T, argv ...string) []byte {
 
 func wait(t *testing.T, cmd *exec.Cmd, bound time.Duration) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return testutil.ExitCode(err)
-	case <-time.After(bound):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("ctr run did not finish within %v", bound)
-		return -1
-	}
+	return testutil.WaitExit(t, cmd, bound)
 }
 
 // taskRunning: containerd lists the task as RUNNING.

@@ -63,40 +63,37 @@ func attachCmd(t *testing.T, d *daemon, p *pod, argv ...string) *exec.Cmd {
 
 func wait(t *testing.T, cmd *exec.Cmd, bound time.Duration) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return testutil.ExitCode(err)
-	case <-time.After(bound):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("attach did not finish within %v", bound)
-		return -1
-	}
+	return testutil.WaitExit(t, cmd, bound)
 }
 
-// startUntilReady starts the owner on a stdin pipe and waits for the
-// peer's "ready" line.
-func startUntilReady(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
+// startUntilReady starts the owner on a stdin pipe and returns it with
+// the rest of the peer's stdout, once the peer printed its "ready" line;
+// printed is everything up to and including that line.
+func startUntilReady(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, rest *bufio.Reader, printed string) {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := bufio.NewReader(out)
-	line, err := r.ReadString('\n')
-	if err != nil || line != "ready\n" {
-		t.Fatalf("peer said %q (%v)", line, err)
+	r := bufio.NewReader(stdout)
+	var all strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		all.WriteString(line)
+		if err != nil {
+			t.Fatalf("peer said %q (%v)", all.String(), err)
+		}
+		if line == "ready\n" {
+			return stdin, r, all.String()
+		}
 	}
-	return stdin, r
 }
 
 // exitOf waits for the container to exit and returns its code.
@@ -213,7 +210,7 @@ func TestHolderKilled(t *testing.T) {
 	d := cri(t)
 	p := runPod(t, d)
 	cmd := attachCmd(t, d, p, "sh", "-c", "echo ready; sleep 1000")
-	stdin, _ := startUntilReady(t, cmd)
+	stdin, _, _ := startUntilReady(t, cmd)
 	defer stdin.Close()
 	if _, err := d.rt.StopContainer(ctx(t), &runtimeapi.StopContainerRequest{ContainerId: p.ids[kubernetes.HolderContainer], Timeout: 0}); err != nil {
 		t.Fatal(err)
@@ -255,7 +252,7 @@ func TestStopPod(t *testing.T) {
 	d := cri(t)
 	p := runPod(t, d)
 	cmd := attachCmd(t, d, p, "sh", "-c", "trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.1; done")
-	stdin, out := startUntilReady(t, cmd)
+	stdin, out, _ := startUntilReady(t, cmd)
 	defer stdin.Close()
 	pid, _ := p.info(t, d, kubernetes.AgentContainer)
 	ns := testutil.PIDNamespace(pid)
@@ -293,9 +290,8 @@ ls -A /secret | wc -l
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
 echo ready; sleep 1000`
 	cmd := attachCmd(t, d, p, "sh", "-c", script)
-	stdin, out := startUntilReadyAfter(t, cmd)
+	stdin, _, got := startUntilReady(t, cmd)
 	defer stdin.Close()
-	got := out
 	for _, want := range []string{"1000\n1000\nroot-ro\nwrite-ok\n0\n",
 		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
 		"CapBnd:\t0000000000000000", "CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2"} {
@@ -307,35 +303,6 @@ echo ready; sleep 1000`
 	mem, quota, period := limits(t, pid)
 	if mem != "67108864" || quota != "50000" || period != "100000" {
 		t.Errorf("cgroup memory %s, cpu %s/%s; want 67108864, 50000/100000", mem, quota, period)
-	}
-}
-
-// startUntilReadyAfter starts the owner and returns everything the peer
-// printed up to and including its "ready" line.
-func startUntilReadyAfter(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, string) {
-	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(stdout)
-	var all strings.Builder
-	for {
-		line, err := r.ReadString('\n')
-		all.WriteString(line)
-		if err != nil {
-			t.Fatalf("peer said %q (%v)", all.String(), err)
-		}
-		if line == "ready\n" {
-			return stdin, all.String()
-		}
 	}
 }
 
