@@ -165,6 +165,26 @@ func waitBounded(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
 	}
 }
 
+// startPiped starts cmd with a pipe to its stdin, its stdout read by
+// lines, and its stderr kept (read it after cmd has been waited for).
+func startPiped(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, *lineReader, *bytes.Buffer) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, newLineReader(stdout), stderr
+}
+
 // lineReader reads lines from a pipe with a deadline per line.
 type lineReader struct {
 	lines chan string

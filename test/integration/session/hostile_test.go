@@ -80,53 +80,24 @@ func scenarioHostileEgress(t *testing.T, b backend) {
 	}
 	cmd := supervise(t, b, flags, hostile(t), "egress")
 	cmd.Dir = "/"
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := newLineReader(stdout)
-	got := map[string]string{}
-	var heldFDs int
-	var peakKiB int
-	for {
-		k, v, _ := strings.Cut(lines.next(t, 120*time.Second), "=")
-		if k != "hold" {
-			got[k] = v
-			continue
-		}
-		if v == "idle" {
+	var heldFDs, peakKiB int
+	got, stderr := holdSession(t, cmd, func(hold string, _ map[string]string) {
+		if hold == "idle" {
 			heldFDs = countFDs(t, cmd.Process.Pid)
 		} else {
 			peakKiB = statusKiB(t, cmd.Process.Pid, "VmHWM")
 		}
-		fmt.Fprintln(stdin)
-		if v == "done" {
-			break
-		}
-	}
-	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
+	})
 	t.Logf("supervisor: peak RSS %d KiB, %d fds with the idle connections held; peer saw %v; %d stderr lines",
-		peakKiB, heldFDs, got, strings.Count(stderr.String(), "\n"))
+		peakKiB, heldFDs, got, strings.Count(stderr, "\n"))
 	if peakKiB > hostileMaxRSSKiB {
 		t.Errorf("the supervisor's peak RSS is %d KiB, want at most %d", peakKiB, hostileMaxRSSKiB)
 	}
 	if heldFDs > hostileMaxFDs {
 		t.Errorf("the supervisor held %d descriptors, want at most %d", heldFDs, hostileMaxFDs)
 	}
-	if n := strings.Count(stderr.String(), "\n"); n > hostileMaxLines {
-		t.Errorf("%d lines on stderr, want at most %d:\n%s", n, hostileMaxLines, stderr.String())
+	if n := strings.Count(stderr, "\n"); n > hostileMaxLines {
+		t.Errorf("%d lines on stderr, want at most %d:\n%s", n, hostileMaxLines, stderr)
 	}
 	want := map[string]string{"headers": "431,431,431", "idle_open": "1500", "refused": "403:300"}
 	for k, v := range want {
@@ -256,41 +227,13 @@ func scenarioHostSockets(t *testing.T, b backend) {
 	}
 	cmd := supervise(t, b, flags, append([]string{peer[0], "sockets"}, peer[1:]...)...)
 	cmd.Dir = "/"
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := newLineReader(stdout)
-	got := map[string]string{}
-	for {
-		k, v, _ := strings.Cut(lines.next(t, 60*time.Second), "=")
-		if k != "hold" {
-			got[k] = v
-			continue
-		}
-		if v == "sockets" {
+	got, _ := holdSession(t, cmd, func(hold string, _ map[string]string) {
+		if hold == "sockets" {
 			daemon.recreate(t, host[0])
 			serveUnix(t, host[1])
 			serveUnix(t, host[3])
 		}
-		fmt.Fprintln(stdin)
-		if v == "done" {
-			break
-		}
-	}
-	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
+	})
 	t.Logf("peer saw %v", got)
 	for i, p := range host {
 		before, after := got[fmt.Sprintf("before_%d", i)], got[fmt.Sprintf("after_%d", i)]
@@ -328,40 +271,12 @@ echo hold=filled; read x; echo hold=done`
 		return
 	}
 	cmd := supervise(t, b, flags, "/bin/sh", "-c", script)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := newLineReader(stdout)
-	got := map[string]string{}
 	var charged int64
-	for {
-		k, v, _ := strings.Cut(lines.next(t, 60*time.Second), "=")
-		if k != "hold" {
-			got[k] = v
-			continue
-		}
-		if v == "filled" {
+	got, _ := holdSession(t, cmd, func(hold string, got map[string]string) {
+		if hold == "filled" {
 			charged = sessionMemory(t, got["ns"])
 		}
-		fmt.Fprintln(stdin)
-		if v == "done" {
-			break
-		}
-	}
-	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
+	})
 	t.Logf("peer saw %v; the session's memory cgroup holds %d bytes", got, charged)
 	if got["tmp_rc"] == "0" || got["tmp"] != strconv.Itoa(size) {
 		t.Errorf("/tmp took %s bytes (dd exit %s), want %d and ENOSPC", got["tmp"], got["tmp_rc"], size)
@@ -414,4 +329,31 @@ func sessionMemory(t *testing.T, ns string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// holdSession runs cmd, whose peer prints key=value lines and waits for
+// a line on stdin after each "hold=NAME": onHold(NAME, the lines so far)
+// runs before the answer. After hold=done the session must exit 0. It
+// returns the lines and the supervisor's stderr.
+func holdSession(t *testing.T, cmd *exec.Cmd, onHold func(hold string, got map[string]string)) (map[string]string, string) {
+	t.Helper()
+	stdin, lines, stderr := startPiped(t, cmd)
+	got := map[string]string{}
+	for {
+		k, v, _ := strings.Cut(lines.next(t, 120*time.Second), "=")
+		if k != "hold" {
+			got[k] = v
+			continue
+		}
+		onHold(v, got)
+		fmt.Fprintln(stdin)
+		if v == "done" {
+			break
+		}
+	}
+	stdin.Close()
+	if code := waitBounded(t, cmd, generous); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	return got, stderr.String()
 }

@@ -200,20 +200,7 @@ func (c *countingHash) Write(p []byte) (int, error) { c.n += len(p); return c.h.
 func scenarioInteractiveRounds(t *testing.T, b backend) {
 	server := `while IFS= read -r line; do echo "{\"jsonrpc\":\"2.0\",\"result\":$line}"; done`
 	cmd := supervise(t, b, nil, "sh", "-c", server)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := newLineReader(stdout)
+	stdin, lines, stderr := startPiped(t, cmd)
 	for i := 1; i <= 8; i++ {
 		req := fmt.Sprintf(`{"id":%d,"method":"ping"}`, i)
 		if _, err := io.WriteString(stdin, req+"\n"); err != nil {

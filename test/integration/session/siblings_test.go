@@ -258,17 +258,7 @@ type sibling struct {
 
 func startSibling(t *testing.T, cmd *exec.Cmd) *sibling {
 	t.Helper()
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, lines, _ := startPiped(t, cmd)
 	s := &sibling{cmd: cmd, stdin: stdin}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -276,7 +266,7 @@ func startSibling(t *testing.T, cmd *exec.Cmd) *sibling {
 			cmd.Wait()
 		}
 	})
-	if got := newLineReader(stdout).next(t, generous); got != "ready" {
+	if got := lines.next(t, generous); got != "ready" {
 		t.Fatalf("sibling said %q", got)
 	}
 	return s
