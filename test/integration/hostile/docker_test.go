@@ -32,8 +32,14 @@ func privateDockerd(t *testing.T, docker, image string) (string, *exec.Cmd) {
 		t.Fatal(err)
 	}
 	host := "unix://" + filepath.Join(dir, "d.sock")
+	// Its own (empty) config file: the host's daemon.json, if any, must
+	// not name what the flags below set.
+	config := filepath.Join(dir, "daemon.json")
+	if err := os.WriteFile(config, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var log bytes.Buffer
-	cmd := exec.Command(dockerd, "--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "exec"),
+	cmd := exec.Command(dockerd, "--config-file", config, "--data-root", filepath.Join(dir, "root"), "--exec-root", filepath.Join(dir, "exec"),
 		"--pidfile", filepath.Join(dir, "d.pid"), "-H", host, "--bridge", "none", "--iptables=false",
 		"--ip-masq=false", "--storage-driver", "vfs", "--cgroup-parent", "loki-test-"+filepath.Base(dir))
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -54,8 +60,14 @@ func privateDockerd(t *testing.T, docker, image string) (string, *exec.Cmd) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		exec.Command("umount", "-R", "-l", dir).Run()
-		os.RemoveAll(dir)
+		// dockerd bind-mounts its data root onto itself (and may leave
+		// mounts under its exec root): detach them before removing.
+		for _, sub := range []string{"root", "exec"} {
+			exec.Command("umount", "-R", "-l", filepath.Join(dir, sub)).Run()
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Errorf("private dockerd's dir not removed: %v", err)
+		}
 	})
 	ok := testutil.WaitUntil(wait, func() bool {
 		select {
