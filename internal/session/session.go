@@ -367,7 +367,7 @@ func decide(exit Exit, killedBy, forwarded syscall.Signal) error {
 	case exit.Signal != 0:
 		// The init (or direct peer) died of a signal nobody here chose:
 		// whatever it printed cannot be trusted as a complete run.
-		return exitcode.Refused(fmt.Errorf("session ended by signal %d", exit.Signal))
+		return exitcode.Refused(fmt.Errorf("session ended by signal %d (%s)", exit.Signal, unix.SignalName(syscall.Signal(exit.Signal))))
 	case exit.Code == 0:
 		return nil
 	default:
