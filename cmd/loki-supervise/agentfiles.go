@@ -15,6 +15,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
+	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
 // agentFilesFlags: the agent-state knob and --print-policy.
@@ -38,7 +39,12 @@ func resolved(p string) string {
 // agentFiles plans the agent's state and protected files for this
 // session (agentfs) and the view --print-policy shows.
 func agentFiles(state, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, confine.View, error) {
-	view := confine.View{Backend: isolation, FS: p.FS}
+	view := confine.View{Backend: isolation, FS: p.FS, Syscalls: []confine.SyscallRule{}}
+	if isolation != none.Name {
+		for _, d := range seccomp.Summary() {
+			view.Syscalls = append(view.Syscalls, confine.SyscallRule{Calls: d.Calls, Errno: d.Errno, Why: d.Why})
+		}
+	}
 	if view.FS == "" {
 		view.FS = confine.FSConfined
 		if isolation == none.Name {

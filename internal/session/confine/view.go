@@ -17,6 +17,9 @@ type View struct {
 	Writable []PathRule `json:"writable"`
 	ReadOnly []PathRule `json:"read_only"`
 	Hidden   []PathRule `json:"hidden"`
+	// Syscalls are the calls the session's syscall policy refuses the
+	// peer (package session/seccomp), empty where the backend has none.
+	Syscalls []SyscallRule `json:"syscalls"`
 	// Notes are what the policy does not cover, one line each.
 	Notes []string `json:"notes,omitempty"`
 	// Settings say where each setting that is not a default came from:
@@ -29,6 +32,14 @@ type Setting struct {
 	Name  string   `json:"name"`
 	Value []string `json:"value"`
 	From  string   `json:"from"`
+}
+
+// SyscallRule is one line of a View's syscalls: calls refused with one
+// errno, for one reason.
+type SyscallRule struct {
+	Calls []string `json:"calls"`
+	Errno string   `json:"errno"`
+	Why   string   `json:"why"`
 }
 
 // PathRule is one path of a View.
@@ -64,6 +75,12 @@ func (v View) Text(w io.Writer) {
 			}
 			fmt.Fprintf(w, "  %-40s %s%s\n", r.Path, r.Why, note)
 		}
+	}
+	if len(v.Syscalls) > 0 {
+		fmt.Fprintln(w, "syscalls refused:")
+	}
+	for _, r := range v.Syscalls {
+		fmt.Fprintf(w, "  %-40s %s: %s\n", strings.Join(r.Calls, " "), r.Errno, r.Why)
 	}
 	if len(v.Settings) > 0 {
 		fmt.Fprintln(w, "settings:")

@@ -26,11 +26,13 @@ type Arg struct {
 }
 
 // Rule denies the syscall Name with Errno when all of Args hold (always,
-// when there are none). Several rules of one name are alternatives.
+// when there are none). Several rules of one name are alternatives. Why
+// says what it keeps the peer from, for --print-policy.
 type Rule struct {
 	Name  string
 	Errno uint
 	Args  []Arg
+	Why   string
 }
 
 // Mode bits and open flags the rules test (the same on every
@@ -46,11 +48,12 @@ const (
 // docs/confinement.md says why each rule is there.
 func Policy() []Rule {
 	var rules []Rule
-	deny := func(errno uint, names ...string) {
+	deny := func(errno uint, why string, names ...string) {
 		for _, n := range names {
-			rules = append(rules, Rule{Name: n, Errno: errno})
+			rules = append(rules, Rule{Name: n, Errno: errno, Why: why})
 		}
 	}
+	const setID = "S_ISUID or S_ISGID in the mode: no set-uid/set-gid file leaves the session"
 	// No set-uid/set-gid file leaves a session: a mode with either bit
 	// is refused wherever a mode is set. The argument holding the mode
 	// (and the open flags) per call:
@@ -66,31 +69,58 @@ func Policy() []Rule {
 		for _, bit := range []uint32{setUID, setGID} {
 			mode := Arg{Index: uint(m.mode), Mask: bit, Value: bit}
 			if m.flags < 0 {
-				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{mode}})
+				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{mode}, Why: setID})
 				continue
 			}
 			// open's mode counts only when it creates a file.
 			for _, create := range []uint32{oCreat, oTmpStr} {
 				flag := Arg{Index: uint(m.flags), Mask: create, Value: create}
-				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{flag, mode}})
+				rules = append(rules, Rule{Name: m.name, Errno: EPERM, Args: []Arg{flag, mode}, Why: setID})
 			}
 		}
 	}
 	// openat2 passes its mode in a struct a filter cannot read: ENOSYS,
 	// so that callers fall back to openat.
-	deny(ENOSYS, "openat2")
+	deny(ENOSYS, "its mode is out of a filter's reach (callers fall back to openat)", "openat2")
 	// File capabilities are an xattr (security.capability), and a filter
 	// cannot read the name: no xattr is set at all. EOPNOTSUPP is what
 	// a filesystem without xattrs answers, which cp, tar and Python's
 	// shutil pass over.
-	deny(EOPNOTSUPP, "setxattr", "lsetxattr", "fsetxattr", "setxattrat")
+	deny(EOPNOTSUPP, "no xattr at all, so no file capability (security.capability)", "setxattr", "lsetxattr", "fsetxattr", "setxattrat")
 	// Kernel surface Docker's default profile denies to a container: the
 	// keyrings (not namespaced), io_uring (which would also bypass every
 	// rule above), userfaultfd, perf events, eBPF.
-	deny(EPERM, "add_key", "request_key", "keyctl",
-		"io_uring_setup", "io_uring_enter", "io_uring_register",
-		"userfaultfd", "perf_event_open", "bpf")
+	deny(EPERM, "the kernel's keyrings are not namespaced", "add_key", "request_key", "keyctl")
+	deny(EPERM, "kernel surface Docker's default profile denies", "io_uring_setup", "io_uring_enter",
+		"io_uring_register", "userfaultfd", "perf_event_open", "bpf")
 	return rules
+}
+
+// Denial is one line of Summary: calls denied with one errno, for one
+// reason.
+type Denial struct {
+	Calls []string `json:"calls"`
+	Errno string   `json:"errno"`
+	Why   string   `json:"why"`
+}
+
+// errnoNames name the errnos Policy uses.
+var errnoNames = map[uint]string{EPERM: "EPERM", ENOSYS: "ENOSYS", EOPNOTSUPP: "EOPNOTSUPP"}
+
+// Summary is Policy for a person: consecutive rules of one reason on
+// one line, each call named once.
+func Summary() []Denial {
+	var out []Denial
+	for _, r := range Policy() {
+		if n := len(out); n == 0 || out[n-1].Why != r.Why {
+			out = append(out, Denial{Errno: errnoNames[r.Errno], Why: r.Why})
+		}
+		d := &out[len(out)-1]
+		if k := len(d.Calls); k == 0 || d.Calls[k-1] != r.Name {
+			d.Calls = append(d.Calls, r.Name)
+		}
+	}
+	return out
 }
 
 // RunnerPolicy is the confined build runner's filter (a durable run under

@@ -151,3 +151,21 @@ func BenchmarkProgram(b *testing.B) {
 		}
 	}
 }
+
+// TestSummary: every rule is in one line of the summary, with its errno.
+func TestSummary(t *testing.T) {
+	in := map[string]string{}
+	for _, d := range Summary() {
+		if d.Errno == "" || d.Why == "" || len(d.Calls) == 0 {
+			t.Errorf("line %+v", d)
+		}
+		for _, c := range d.Calls {
+			in[c+" "+d.Errno] = d.Why
+		}
+	}
+	for _, r := range Policy() {
+		if in[r.Name+" "+errnoNames[r.Errno]] != r.Why {
+			t.Errorf("%s (%d, %q) not in the summary", r.Name, r.Errno, r.Why)
+		}
+	}
+}
