@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/loki-sh/loki/internal/session/isolation/kubernetes"
@@ -38,12 +39,18 @@ var podSeq int
 // runPod prints the Pod with pod-spec and runs it through the CRI.
 func runPod(t *testing.T, d *daemon, flags ...string) *pod {
 	t.Helper()
+	return kubelet(t, d, printPod(t, flags...))
+}
+
+// printPod is pod-spec's Pod with the test's timing, named after the test.
+func printPod(t *testing.T, flags ...string) *corev1.Pod {
+	t.Helper()
 	podSeq++
 	name := fmt.Sprintf("loki-%d-%s", podSeq, strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())))
 	if len(name) > 63 {
 		name = name[:63]
 	}
-	return kubelet(t, d, podSpec(t, name, append(append([]string{}, timing...), flags...)...))
+	return podSpec(t, name, append(append([]string{}, timing...), flags...)...)
 }
 
 // attachCmd is `loki-supervise attach` to p with CMD: the owner.
@@ -220,6 +227,27 @@ func TestHolderKilled(t *testing.T) {
 		t.Fatalf("attach exit %d after the holder was killed, want 124", code)
 	}
 	t.Logf("attach exited 124 %v after the holder was killed (lease %v)", time.Since(killed).Round(time.Millisecond), leaseDur)
+}
+
+// TestAttachCut: a Pod edited by hand to stdinOnce false. Then containerd
+// ends the attach's output streams, with a Success status, when the
+// attach's stdin ends, while the agent goes on writing: output the owner
+// never gets. attach must not call that complete: 125 and one line.
+func TestAttachCut(t *testing.T) {
+	d := cri(t)
+	spec := printPod(t, "--wait-after-eof")
+	spec.Spec.Containers[0].StdinOnce = false
+	p := kubelet(t, d, spec)
+	cmd := attachCmd(t, d, p, "sh", "-c", "while :; do echo tick; sleep 0.1; done")
+	cmd.Stdin = strings.NewReader("") // EOF right after the prelude
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(t, cmd, generous); code != 125 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "attach cut") {
+		t.Fatalf("exit %d, stderr %q; want 125 and one line saying the attach was cut", code, stderr.String())
+	}
 }
 
 // TestRestartedHolder: a holder started on a control volume that already
