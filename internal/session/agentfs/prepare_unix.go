@@ -18,7 +18,7 @@ var ErrPrepare = errors.New("cannot prepare the agent's files")
 // starts: each missing state path (dirs 0700; files 0600 holding "{}",
 // the empty JSON object Claude Code reads ~/.claude.json as) and each
 // missing protected path's placeholder (an empty dir 0700, or a file
-// 0600: "{}" for JSON, else empty), owned by the owner of the dir they
+// 0644: "{}" for JSON, else empty), owned by the owner of the dir they
 // are made in (a supervisor run as root makes root's HOME root's). A
 // placeholder is left in place afterwards: it means what none meant.
 func (p *Plan) Prepare() error {
@@ -26,7 +26,7 @@ func (p *Plan) Prepare() error {
 		if !e.Missing {
 			continue
 		}
-		if err := create(e.Path, e.Dir); err != nil {
+		if err := create(e.Path, e.Dir, false); err != nil {
 			return err
 		}
 		p.State[i].Missing = false
@@ -35,7 +35,7 @@ func (p *Plan) Prepare() error {
 		if !e.Missing || e.NoPlaceholder || e.OptIn {
 			continue
 		}
-		if err := create(e.Path, e.Dir); err != nil {
+		if err := create(e.Path, e.Dir, true); err != nil {
 			return err
 		}
 		p.Protected[i].Missing = false
@@ -43,7 +43,7 @@ func (p *Plan) Prepare() error {
 	return nil
 }
 
-func create(path string, dir bool) error {
+func create(path string, dir, placeholder bool) error {
 	parent := filepath.Dir(path)
 	var st syscall.Stat_t
 	if err := syscall.Stat(parent, &st); err != nil {
@@ -54,7 +54,14 @@ func create(path string, dir bool) error {
 			return fmt.Errorf("%w: %v", ErrPrepare, err)
 		}
 	} else {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		// 0644: an empty placeholder holds no secret, and an oci
+		// container's root in a private user namespace reads a host
+		// file through its "other" bits (a file bind is not idmapped).
+		mode := os.FileMode(0o644)
+		if !placeholder {
+			mode = 0o600
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 		if os.IsExist(err) {
 			return nil
 		}

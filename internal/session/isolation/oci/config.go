@@ -192,8 +192,16 @@ func specMounts(o Options) ([]specs.Mount, error) {
 		ms = append(ms, specs.Mount{Destination: b.Destination, Type: "bind", Source: b.Source, Options: []string{"rbind", "nosuid", "nodev", "ro"}})
 	}
 	for _, p := range o.Confine.Protect {
-		// Inside a --write path, read-only again (agentfs).
-		ms = append(ms, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", "nosuid", "nodev", "ro"}})
+		// Inside a --write path, read-only again (agentfs); a dir
+		// idmapped as that path is (crun cannot idmap a file mount: a
+		// file shows through its "other" bits in a private user
+		// namespace, so agentfs makes its placeholders 0644).
+		m := specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", "nosuid", "nodev", "ro"}}
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			m = o.writableBind(p, p)
+			m.Options = append(m.Options, "ro")
+		}
+		ms = append(ms, m)
 	}
 	for _, h := range o.Confine.Hide {
 		// --hide PATH: an empty read-only tmpfs over the container's

@@ -1,0 +1,109 @@
+//go:build linux
+
+package agents
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
+)
+
+// usrRootfs is a root filesystem of mount points and the merged-/usr
+// symlinks: the host's /usr (node) is bound into it read-only.
+func usrRootfs(t *testing.T) string {
+	t.Helper()
+	for _, l := range []string{"/bin", "/lib", "/lib64"} {
+		if target, err := os.Readlink(l); err != nil || strings.TrimPrefix(target, "/") != "usr"+l {
+			t.Fatalf("%s is not a symlink to usr%s: the container variants need a merged-/usr host", l, l)
+		}
+	}
+	root, err := os.MkdirTemp("/var/tmp", "loki-agents-rootfs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	for _, d := range []string{"usr", "etc", "tmp", "proc", "dev", "sys"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range []string{"bin", "lib", "lib64"} {
+		if err := os.Symlink("usr/"+l, filepath.Join(root, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// containerFlags: the agent in a container with the host's /usr and
+// test/agents bound read-only and its HOME bound writable (--write),
+// where the agent's files are the host's: state kept, protected paths
+// read-only as on namespace.
+func containerFlags(t *testing.T, in install, backend, home, proj string) []string {
+	t.Helper()
+	common := []string{"--bind", "/usr:/usr:ro", "--bind", in.dir + ":" + in.dir + ":ro", "--write", home, "--env", "HOME=" + home, "--env", "PATH", "--cwd", proj}
+	switch backend {
+	case "oci-crun":
+		testutil.RequireCommand(t, "crun")
+		return append([]string{"--isolation", "oci", "--runtime", "crun", "--rootfs", usrRootfs(t)}, common...)
+	default:
+		docker := testutil.RequireDocker(t)
+		const image = "loki-test:usr"
+		if exec.Command(docker, "image", "inspect", image).Run() != nil {
+			imp := exec.Command("sh", "-c", `tar -C "$1" -c . | "$2" import - "$3"`, "sh", usrRootfs(t), docker, image)
+			if out, err := imp.CombinedOutput(); err != nil {
+				t.Fatalf("docker import %s: %v\n%s", image, err, out)
+			}
+		}
+		return append([]string{"--isolation", "docker", "--docker", docker, "--image", image}, common...)
+	}
+}
+
+// TestACPAgentsContainers: as root, each ACP agent holds the direct
+// run's conversation through oci (crun) and docker, twice in a row,
+// with the project in a 0700 HOME bound by --write. Before, on crun the
+// second session failed: a protected file's placeholder (0600, bound
+// without idmap) was unreadable to the container's root, and gemini and
+// codex-acp exited at start.
+func TestACPAgentsContainers(t *testing.T) {
+	in := setup(t)
+	for _, a := range acpAgents {
+		var direct *transcript
+		for _, backend := range []string{"oci-crun", "docker"} {
+			t.Run(a.name+"/"+backend, func(t *testing.T) {
+				if direct == nil {
+					home, proj, err := layouts[0].make(t, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					d := drive(t, in, 0, home, proj, a.argv)
+					direct = &d
+				}
+				home, proj, err := layouts[0].make(t, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := session(t, in, 0, a.argv)
+				flags := containerFlags(t, in, backend, home, proj)
+				cmd := append(append(append([]string{}, s[:len(s)-len(a.argv)-1]...), flags...), append([]string{"--"}, a.argv...)...)
+				// Twice: the second session starts on the state the first
+				// one left (and the placeholders over its protected files).
+				for _, run := range []string{"first", "second"} {
+					got := drive(t, in, 0, home, proj, cmd)
+					if !reflect.DeepEqual(steps(got), steps(*direct)) {
+						t.Errorf("%s session through %s:\n %s\ndirectly:\n %s\nsession's stderr: %q", run, backend, steps(got), steps(*direct), got.StderrTail)
+					}
+					if c := got.Exit.Code; c != nil && (*c == 124 || *c == 125 || *c == 127) && !eofCut(got, *direct) {
+						t.Errorf("the %s session exited %d: %q", run, *c, got.StderrTail)
+					}
+				}
+			})
+		}
+	}
+}
