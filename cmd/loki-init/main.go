@@ -95,6 +95,7 @@ func parse(args []string, stdout, stderr io.Writer) (pid1.Config, error) {
 	fs.BoolVar(&cfg.StderrDirect, "stderr-direct", false, "with -stdin-fd: fd 2 goes to the peer directly too")
 	fs.BoolVar(&cfg.Seccomp, "seccomp", false, "install the session's syscall policy on every thread before anything else (the namespace stage does so itself)")
 	fs.BoolVar(&cfg.ScopeAbstractUnix, "scope-abstract-unix", false, "keep the peer to its own abstract unix sockets (Landlock, where the kernel has the scope)")
+	fs.IntVar(&cfg.PeerCgroupFD, "peer-cgroup-fd", 0, "the host passed the tasks file of the peer's own pids cgroup (v1) as this descriptor: the peer is born there and the init stays outside the limit, with no spare threads (0: the init shares the limit)")
 	fs.BoolVar(&cfg.WaitAfterEOF, "wait-after-eof", false, "after stdin EOF, let the peer run until it exits (bounded by the lease) instead of ending the session 1 s later")
 	fs.BoolVar(&showVersion, "version", false, "print the build (version, commit, Go, platform) and exit")
 	fs.BoolVar(&asJSON, "json", false, "with -version: print it as one JSON object")
@@ -113,7 +114,7 @@ func parse(args []string, stdout, stderr io.Writer) (pid1.Config, error) {
 		}
 		return cfg, exitcode.Exited(0)
 	}
-	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 || (cfg.StdinFD != 0 && cfg.StdinFD < 3) {
+	if fs.NArg() != 1 || cfg.LeaseDuration <= 0 || cfg.PollInterval <= 0 || cfg.Grace < 0 || (cfg.StdinFD != 0 && cfg.StdinFD < 3) || (cfg.PeerCgroupFD != 0 && cfg.PeerCgroupFD < 3) {
 		fmt.Fprintln(stderr, "loki-init: expected one CONTROL_DIR and positive durations (-h for help)")
 		return cfg, exitcode.Refused(&pid1.Refusal{Stage: pid1.StageInitialization, Err: pid1.ErrUsage})
 	}

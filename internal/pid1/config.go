@@ -51,6 +51,13 @@ type Config struct {
 	// for it on top of the runtime's copy, whose library may not know
 	// every syscall of the policy. The namespace stage installs it itself.
 	Seccomp bool
+	// PeerCgroupFD > 0: the host passed the tasks file of the peer's pids
+	// cgroup (v1), opened by the host. The thread that forks the peer
+	// moves itself there first, so the peer is born under the pids limit
+	// and the init stays outside it, needing no spare threads. 0: the
+	// init shares the peer's limit (a runtime placed it: oci, docker)
+	// and starts spare threads (threads.go).
+	PeerCgroupFD int
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

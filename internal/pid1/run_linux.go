@@ -41,7 +41,10 @@ func Run(cfg Config) error {
 	if cfg.ControlDir == "" {
 		return refuse(StageInitialization, ErrUsage)
 	}
-	threads := reserveThreads(spareThreads)
+	threads := noThreads
+	if cfg.PeerCgroupFD <= 0 {
+		threads = reserveThreads(spareThreads)
+	}
 	l := newLoop(cfg, sig)
 	l.threads = threads
 	warmDecoder()
@@ -275,7 +278,7 @@ func (l *loop) launch(r preludeResult) error {
 	}
 	<-l.sig.guarded
 	<-l.threads
-	p, err := spawnScoped(l.cfg.ScopeAbstractUnix, func() (peer, error) {
+	p, err := spawnScoped(l.cfg.ScopeAbstractUnix, l.cfg.PeerCgroupFD, func() (peer, error) {
 		return spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
 	})
 	if err != nil {

@@ -191,14 +191,18 @@ func lookPath(name, cwd string, env map[string]string) (string, error) {
 	return p, nil
 }
 
-// spawnScoped runs spawn, when scope is set on a thread of its own that
-// first confines itself to its abstract unix sockets (Landlock): the peer
-// forks from that thread and inherits the domain, and the thread ends
-// with the spawn (its goroutine exits locked), so no code of the init
-// ever runs inside the domain. A kernel without the scope runs the peer
-// without it, as everywhere else; any other failure spawns nothing.
-func spawnScoped(scope bool, spawn func() (peer, error)) (peer, error) {
-	if !scope {
+// spawnScoped runs spawn, when scope is set or cgroupFD > 0 on a thread
+// of its own that first moves itself alone into the peer's pids cgroup
+// (writing "0", itself, to the tasks file cgroupFD) and confines itself
+// to its abstract unix sockets (Landlock): the peer forks from that
+// thread and inherits both, and the thread ends with the spawn (its
+// goroutine exits locked), so no code of the init ever runs inside the
+// domain or counts against the peer's pids limit. A locked thread asks
+// the runtime's template thread for new threads, so none is born there.
+// A kernel without the scope runs the peer without it, as everywhere
+// else; any other failure spawns nothing.
+func spawnScoped(scope bool, cgroupFD int, spawn func() (peer, error)) (peer, error) {
+	if !scope && cgroupFD <= 0 {
 		return spawn()
 	}
 	type result struct {
@@ -208,9 +212,17 @@ func spawnScoped(scope bool, spawn func() (peer, error)) (peer, error) {
 	done := make(chan result, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
-		if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
-			done <- result{err: fmt.Errorf("%w: landlock: %v", ErrSpawn, err)}
-			return
+		if cgroupFD > 0 {
+			if _, err := unix.Write(cgroupFD, []byte("0")); err != nil {
+				done <- result{err: fmt.Errorf("%w: peer cgroup: %v", ErrSpawn, err)}
+				return
+			}
+		}
+		if scope {
+			if err := landlock.ScopeAbstractUnix(); err != nil && !errors.Is(err, landlock.ErrUnavailable) {
+				done <- result{err: fmt.Errorf("%w: landlock: %v", ErrSpawn, err)}
+				return
+			}
 		}
 		p, err := spawn()
 		done <- result{p, err}

@@ -11,7 +11,16 @@ import (
 // fork bomb that fills --pids-max would otherwise kill the init with a
 // runtime trace instead of leaving it to report the peer's outcome.
 // Steady state is about 8 threads; idle ones are reused, never freed.
+// Where the host puts the peer in a pids cgroup of its own
+// (Config.PeerCgroupFD), the init is outside the limit and starts none.
 const spareThreads = 12
+
+// noThreads stands for reserveThreads' channel when none are reserved.
+var noThreads = func() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // reserveThreads makes the runtime create n threads: n goroutines each
 // locked to a thread of its own at once, then unlocked (an unlocked

@@ -64,6 +64,10 @@ type Cgroup struct {
 	mount string
 	dirs  map[string]string // controller -> dir; v2: every controller -> the one dir
 	res   confine.Resources
+	// peer (v1) is the pids child that holds the pids limit once
+	// OpenPeerTasks split it off: the peer is born there, the init stays
+	// in the parent, outside the count.
+	peer string
 }
 
 // Create makes the cgroup name with the limits of r (the default pids
@@ -299,6 +303,42 @@ func (c *Cgroup) Adopt(pid int, tag string) error {
 	return nil
 }
 
+// peerDir is the name of the pids child OpenPeerTasks makes.
+const peerDir = "peer"
+
+// OpenPeerTasks moves the pids limit of a cgroup v1 session into a child,
+// S/peer, and opens that child's tasks file for writing: loki-init's
+// spawning thread writes "0" to it and forks, so the peer is born under
+// the limit and the init, left in S, never counts against it. The
+// kernel checks a v1 migration against the credentials of the file's
+// opener, so the init may use it from its user namespace. nil (and no
+// change) without a pids limit, or on v2, where the init keeps sharing
+// the limit. Call it before anything is in the cgroup.
+func (c *Cgroup) OpenPeerTasks() (*os.File, error) {
+	if c == nil || c.v2 || c.dirs["pids"] == "" {
+		return nil, nil
+	}
+	parent := c.dirs["pids"]
+	dir := filepath.Join(parent, peerDir)
+	if c.peer == "" {
+		if err := mkdir(dir); err != nil {
+			return nil, err
+		}
+		c.peer = dir
+		if err := writeFile(filepath.Join(dir, "pids.max"), strconv.FormatInt(c.res.Pids(), 10)); err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(parent, "pids.max"), "max"); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "tasks"), os.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return f, nil
+}
+
 // Record writes the cgroup's dirs into scratch, for CleanStale.
 func (c *Cgroup) Record(scratch string) error {
 	return os.WriteFile(filepath.Join(scratch, recordFile), []byte(strings.Join(c.Dirs(), "\n")+"\n"), 0o600)
@@ -324,6 +364,9 @@ func (c *Cgroup) Hit() error {
 		}
 	}
 	if d := c.dirs["pids"]; d != "" {
+		if c.peer != "" {
+			d = c.peer
+		}
 		b, _ := os.ReadFile(filepath.Join(d, "pids.events"))
 		if n := parseKeyed(b, "max"); n > 0 {
 			what := "--pids-max " + strconv.FormatInt(c.res.Pids(), 10)
@@ -353,6 +396,9 @@ func (c *Cgroup) Remove() error {
 }
 
 func (c *Cgroup) rmdirs() {
+	if c.peer != "" {
+		rmdir(c.peer)
+	}
 	for _, d := range c.Dirs() {
 		rmdir(d)
 	}
@@ -526,6 +572,9 @@ func (h Host) SweepEmpty() {
 				continue
 			}
 			if pids, err := members(dir); err == nil && len(pids) == 0 {
+				if peers, err := members(filepath.Join(dir, peerDir)); err == nil && len(peers) == 0 {
+					rmdir(filepath.Join(dir, peerDir))
+				}
 				rmdir(dir)
 			}
 		}

@@ -4,6 +4,7 @@ package cgroup
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -25,7 +26,8 @@ func ForSession(_ string, r confine.Resources, _ func(string)) (*Cgroup, error) 
 	return nil, nil
 }
 
-func (*Cgroup) Adopt(int, string) error     { return nil }
-func (*Cgroup) UnifiedPath() (string, bool) { return "", false }
-func (*Cgroup) Hit() error                  { return nil }
-func (*Cgroup) Remove() error               { return nil }
+func (*Cgroup) Adopt(int, string) error          { return nil }
+func (*Cgroup) UnifiedPath() (string, bool)      { return "", false }
+func (*Cgroup) Hit() error                       { return nil }
+func (*Cgroup) OpenPeerTasks() (*os.File, error) { return nil, nil }
+func (*Cgroup) Remove() error                    { return nil }

@@ -13,10 +13,25 @@ import (
 // exhausts a host's pid space (a fork bomb stops there).
 const DefaultPidsMax = 4096
 
-// MinPidsMax is the smallest --pids-max: loki-init's own threads (about
-// 16) count against the limit too, and the Go runtime dies when it
-// cannot make one.
-const MinPidsMax = 32
+// MinPidsMax is the smallest --pids-max: room for the peer and a few
+// children. Where loki-init stays outside the peer's count (the
+// namespace backend on cgroup v1) nothing else counts.
+const MinPidsMax = 8
+
+// MinSharedPidsMax is the smallest --pids-max where loki-init shares the
+// limit with the peer (a runtime placed it, or cgroup v2): its own
+// threads (about 20 with its spare ones) count too, and the Go runtime
+// dies when it cannot make one.
+const MinSharedPidsMax = 32
+
+// CheckShared refuses, for backend, a pids limit too small for a
+// loki-init that shares it with the peer.
+func (r Resources) CheckShared(backend string) error {
+	if n := r.Pids(); n > 0 && n < MinSharedPidsMax {
+		return Refuse(backend, fmt.Sprintf("--pids-max %d here (loki-init's own threads count against it)", n), fmt.Sprintf("use --pids-max %d or more", MinSharedPidsMax))
+	}
+	return nil
+}
 
 // Unlimited is the PidsMax of --pids-max max (or 0): no pids limit.
 const Unlimited = -1
@@ -115,7 +130,7 @@ func ParsePidsMax(s string) (int64, error) {
 		return 0, fmt.Errorf("%w: --pids-max %q: want a positive number of tasks, or max", ErrPolicy, s)
 	}
 	if n < MinPidsMax {
-		return 0, fmt.Errorf("%w: --pids-max %d: at least %d (loki-init's own threads count too)", ErrPolicy, n, MinPidsMax)
+		return 0, fmt.Errorf("%w: --pids-max %d: at least %d", ErrPolicy, n, MinPidsMax)
 	}
 	return n, nil
 }

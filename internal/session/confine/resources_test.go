@@ -10,7 +10,7 @@ func TestParseResources(t *testing.T) {
 		in   string
 		want int64
 		ok   bool
-	}{{"", 0, true}, {"max", Unlimited, true}, {"0", Unlimited, true}, {"64", 64, true}, {"32", 32, true}, {"31", 0, false}, {"-1", 0, false}, {"many", 0, false}}
+	}{{"", 0, true}, {"max", Unlimited, true}, {"0", Unlimited, true}, {"64", 64, true}, {"8", 8, true}, {"7", 0, false}, {"-1", 0, false}, {"many", 0, false}}
 	for _, tc := range pids {
 		got, err := ParsePidsMax(tc.in)
 		if (err == nil) != tc.ok || got != tc.want || (err != nil && !errors.Is(err, ErrPolicy)) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -344,7 +345,7 @@ func TestLimitRefusals(t *testing.T) {
 		{"none pids", none, []string{"--pids-max", "100"}, 127, false},
 		{"none memory", none, []string{"--memory-max", "1G"}, 127, false},
 		{"bad pids", nsRoot, []string{"--pids-max", "-3"}, 2, false},
-		{"too few pids for loki-init", nsRoot, []string{"--pids-max", "10"}, 2, false},
+		{"too few pids", nsRoot, []string{"--pids-max", "7"}, 2, false},
 		{"bad memory", nsRoot, []string{"--memory-max", "12Q"}, 2, false},
 		{"tiny memory", nsRoot, []string{"--memory-max", "4K"}, 2, false},
 		{"bad cpu", nsRoot, []string{"--cpu-max", "fast"}, 2, false},
@@ -375,4 +376,46 @@ func writableCgroup(t *testing.T) bool {
 	}
 	s := st.Sys().(*syscall.Stat_t)
 	return s.Uid == nobody || st.Mode().Perm()&0o002 != 0
+}
+
+// TestForkBombNeverKillsInit: on the namespace backend the peer is born
+// in a pids cgroup of its own and loki-init stays outside its count, so
+// a bomb that fills a small --pids-max, run 50 times at each size, never
+// leaves the init unable to make a thread (the Go runtime dies of that
+// with a trace): every run ends with the peer's own outcome and the
+// refused-forks note.
+func TestForkBombNeverKillsInit(t *testing.T) {
+	bomb := script("pids", `i=0; while [ $i -lt 200 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done; echo survived`)
+	for _, max := range []string{"30", "8"} {
+		t.Run("pids-max-"+max, func(t *testing.T) {
+			for run := range 50 {
+				code, out, stderr := session(t, nsRoot, []string{"--pids-max", max}, bomb...)
+				notes := limitNotes(stderr)
+				want := "loki-supervise: pids limit reached: session reached --pids-max " + max + ": the kernel refused "
+				if code != 2 || strings.Contains(out, "survived") || len(notes) != 1 || !strings.HasPrefix(notes[0], want) ||
+					strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "ACP supervisor refused") {
+					t.Fatalf("run %d: exit %d, stdout %q, stderr %q: want the shell's 2 and one note %q...", run, code, out, stderr, want)
+				}
+				if r := results(out); !strings.HasSuffix(r["cg"], "/peer") {
+					t.Fatalf("run %d: the peer's pids cgroup is %q: want the session's peer child", run, r["cg"])
+				}
+			}
+		})
+	}
+}
+
+// TestInitThreadsOutsideLimit: with the init outside the peer's pids
+// count, it starts no spare threads: PID 1 runs at most 8, and the
+// peer's PID stays small (spare threads took PIDs before it).
+func TestInitThreadsOutsideLimit(t *testing.T) {
+	code, out, stderr := session(t, nsRoot, nil, script("pids", `echo pid=$$; echo threads=$(grep '^Threads:' /proc/1/status | cut -f2)`)...)
+	r := results(out)
+	n, err := strconv.Atoi(r["threads"])
+	if code != 0 || err != nil || n > 8 || n < 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want PID 1 with at most 8 threads", code, out, stderr)
+	}
+	if pid, err := strconv.Atoi(r["pid"]); err != nil || pid > 12 {
+		t.Errorf("the peer is PID %q: want at most 12", r["pid"])
+	}
+	t.Logf("PID 1 threads %d, peer PID %s", n, r["pid"])
 }

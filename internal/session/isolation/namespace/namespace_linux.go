@@ -112,6 +112,23 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The peer is born in a pids cgroup of its own (v1), so the init is
+	// outside the limit a fork bomb fills.
+	peerTasks, err := cg.OpenPeerTasks()
+	if err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	if err := req.Confine.Resources.CheckShared(Name); peerTasks == nil && cg != nil && err != nil {
+		cg.Remove()
+		return nil, err
+	}
+	initArgs := req.InitArgs
+	if peerTasks != nil {
+		defer peerTasks.Close()
+		initArgs = append(slices.Clip(initArgs), "-peer-cgroup-fd", strconv.Itoa(stage.StatusFD+len(extra)))
+		extra = append(extra, peerTasks)
+	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		cg.Remove()
@@ -121,7 +138,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	extra[0] = statusW
 	cmd := &exec.Cmd{
 		Path: b.Init,
-		Args: append([]string{"loki-init", stage.Command}, stage.Args(req.ControlDir, b.Init, req.InitArgs)...),
+		Args: append([]string{"loki-init", stage.Command}, stage.Args(req.ControlDir, b.Init, initArgs)...),
 		// The stage reads its policy from the environment; loki-init gets
 		// none: secrets travel only in the prelude.
 		Env:         []string{stage.PolicyEnv + "=" + string(policy)},

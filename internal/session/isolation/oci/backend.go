@@ -72,6 +72,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
 	o.Confine = req.Confine
+	if err := req.Confine.Resources.CheckShared(Name); err != nil {
+		return nil, err
+	}
 	if o.HostSockets, err = sockdiag.Paths(); err != nil {
 		return nil, confine.NoSocketList(Name, err)
 	}
