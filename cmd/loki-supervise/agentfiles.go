@@ -8,13 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/agentfs"
 	"github.com/loki-sh/loki/internal/session/confine"
-	"github.com/loki-sh/loki/internal/session/isolation/docker"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
 	"github.com/loki-sh/loki/internal/session/isolation/none"
-	"github.com/loki-sh/loki/internal/session/isolation/oci"
 	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
@@ -129,20 +126,13 @@ func printPolicy(c *cli.Context, v confine.View) error {
 }
 
 // applyAgentFiles makes what the plan needs on the host and gives the
-// state paths and protected paths to the policy and the backend.
-func applyAgentFiles(plan agentfs.Plan, p *confine.Policy, backend session.Backend) error {
+// state paths and protected paths to the policy (each backend applies
+// them from there).
+func applyAgentFiles(plan agentfs.Plan, p *confine.Policy) error {
 	if err := plan.Prepare(); err != nil {
 		return notLaunched(fmt.Errorf("%w; or run with --agent-state none", err))
 	}
 	p.Write = append(p.Write, plan.Writable()...)
 	p.Protect = plan.ReadOnly()
-	switch b := backend.(type) {
-	case *oci.Backend:
-		b.Options.Confine.Protect = p.Protect
-	case *docker.Backend:
-		for _, pr := range p.Protect {
-			b.Options.Binds = append(b.Options.Binds, pr+":"+pr+":ro")
-		}
-	}
 	return nil
 }

@@ -66,12 +66,17 @@ Example:
 			if err != nil {
 				return err
 			}
+			policy, err := confinePolicy(c)
+			if err != nil {
+				return err
+			}
 			// Refused as session refuses it.
-			if err := session.Admit(oci.Name, (&oci.Backend{}).Capabilities(), opts.Confine, false); errors.Is(err, confine.ErrPolicy) {
+			if err := session.Admit(oci.Name, (&oci.Backend{}).Capabilities(), policy, false); errors.Is(err, confine.ErrPolicy) {
 				return usage("oci-spec: %v", err)
 			} else if err != nil {
 				return notLaunched(err)
 			}
+			opts = opts.WithPolicy(policy)
 			opts.ControlDir = ctl
 			if root := c.String("control-root"); root != "" {
 				if opts.ControlRoot, err = filepath.Abs(root); err != nil {

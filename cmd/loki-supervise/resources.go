@@ -1,12 +1,9 @@
 package main
 
 import (
-	"strconv"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/loki-sh/loki/internal/session/confine"
-	"github.com/loki-sh/loki/internal/session/isolation/docker"
 )
 
 // resourceFlags are the session's cgroup limits (shared with oci-spec).
@@ -42,13 +39,4 @@ func parseResources(c *cli.Context) (confine.Resources, error) {
 		return confine.Resources{}, usage("%v", err)
 	}
 	return confine.Resources{PidsMax: pids, MemoryMax: mem, CPU: cpu, TmpSize: tmp}, nil
-}
-
-// dockerResources passes the limits as docker run's flags.
-func dockerResources(o *docker.Options, r confine.Resources) {
-	o.PidsLimit = r.Pids()
-	o.MemoryMax = r.MemoryMax
-	if r.CPU != nil {
-		o.CPUs = strconv.FormatFloat(r.CPU.CPUs(), 'f', -1, 64)
-	}
 }

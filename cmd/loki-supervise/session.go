@@ -327,33 +327,12 @@ func runSession(c *cli.Context) error {
 			return notLaunched(err)
 		}
 	}
-	backend, err := makeBackend(c, isolation)
+	backend, err := makeBackend(c, isolation, policy)
 	if err != nil {
 		return err
 	}
+	// The docker backend replaces it with the image's (Prepare).
 	env := policy.Build(os.Environ())
-	if isolation == docker.Name {
-		// The peer runs as the image's command would: its ENV and WORKDIR.
-		img, err := docker.Inspect(c.String("docker"), c.String("image"))
-		if err != nil {
-			return notLaunched(err)
-		}
-		// loki-init runs as the image's USER, which must be able to read
-		// the lease: name it in numbers, as --user would.
-		if confinement.User == nil && !docker.IsRoot(img.User) {
-			acct, err := docker.ResolveUser(c.String("docker"), c.String("image"), img.User)
-			if err != nil {
-				return notLaunched(err)
-			}
-			confinement.User = &confine.User{UID: acct.UID, GID: acct.GID}
-			backend.(*docker.Backend).Options.User = confinement.User.String()
-			img.Home = acct.Home
-		}
-		env = img.PeerEnv(policy, os.Environ())
-		if c.String("cwd") == "" {
-			cwd = img.Cwd()
-		}
-	}
 	plan, view, err := agentFiles(c.String("agent-state"), isolation, cwd, env, argv, confinement)
 	if err != nil {
 		return err
@@ -362,7 +341,7 @@ func runSession(c *cli.Context) error {
 		view.Settings = settings
 		return printPolicy(c, view)
 	}
-	if err := applyAgentFiles(plan, &confinement, backend); err != nil {
+	if err := applyAgentFiles(plan, &confinement); err != nil {
 		return err
 	}
 	eof, err := eofRule(c)
@@ -417,15 +396,20 @@ func sessionCwd(c *cli.Context, isolation string) (string, error) {
 		}
 		return d, nil
 	}
-	if isolation == oci.Name || isolation == docker.Name {
+	if isolation == oci.Name {
 		return "/", nil
+	}
+	if isolation == docker.Name {
+		return "", nil // the image's WORKDIR (docker's Prepare)
 	}
 	return os.Getwd()
 }
 
 func notLaunched(err error) error { return exitcode.NotLaunched(err) }
 
-func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
+// makeBackend builds the backend from its own flags; each backend
+// translates the session's policy itself when it starts.
+func makeBackend(c *cli.Context, isolation string, env peerenv.Policy) (session.Backend, error) {
 	switch isolation {
 	case none.Name:
 		return none.Backend{}, nil
@@ -451,37 +435,27 @@ func makeBackend(c *cli.Context, isolation string) (session.Backend, error) {
 		}
 		return &oci.Backend{Runtime: c.String("runtime"), Options: opts, Warn: warn}, nil
 	default:
-		binds := *c.Generic("bind").(*repeated)
-		for _, s := range binds {
-			if _, err := mounts.ParseBind(s); err != nil {
-				return nil, usage("--bind %q: want SRC:DST[:ro|:rw], both paths absolute", s)
-			}
-		}
-		confinement, err := confinePolicy(c)
-		if err != nil {
+		if _, err := parseBinds(c); err != nil {
 			return nil, err
 		}
-		opts := docker.Options{
-			Docker: c.String("docker"), Image: c.String("image"), Init: init, Binds: binds,
-			WritableRootfs: c.Bool("writable-rootfs"),
-		}
-		dockerResources(&opts, confinement.Resources)
-		// --write PATH: the host path, writable, at the same path (the
-		// oci backend's rule); --hide PATH covers the container's PATH.
-		for _, w := range confinement.Write {
-			opts.Binds = append(opts.Binds, w+":"+w)
-		}
-		opts.Hide = confinement.Hide
-		if u := confinement.User; u != nil {
-			opts.User = u.String()
-		}
-		// host keeps docker's own default network (a bridge that reaches
-		// what the host does); docker's none has lo up, like crun's.
-		if confinement.Net().Private() {
-			opts.Network = "none"
-		}
-		return &docker.Backend{Options: opts}, nil
+		return &docker.Backend{Env: env, Options: docker.Options{
+			Docker: c.String("docker"), Image: c.String("image"), Init: init,
+			Binds: *c.Generic("bind").(*repeated), WritableRootfs: c.Bool("writable-rootfs"),
+		}}, nil
 	}
+}
+
+// parseBinds reads --bind (oci, docker).
+func parseBinds(c *cli.Context) ([]mounts.Bind, error) {
+	var binds []mounts.Bind
+	for _, s := range *c.Generic("bind").(*repeated) {
+		b, err := mounts.ParseBind(s)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		binds = append(binds, b)
+	}
+	return binds, nil
 }
 
 func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
@@ -496,24 +470,11 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 	if st, err := os.Stat(rootfs); err != nil || !st.IsDir() {
 		return oci.Options{}, usage("--rootfs %s: not a directory", rootfs)
 	}
-	confinement, err := confinePolicy(c)
+	binds, err := parseBinds(c)
 	if err != nil {
 		return oci.Options{}, err
 	}
-	userns := oci.UserNamespace(confinement, os.Geteuid())
-	var binds []mounts.Bind
-	for _, s := range *c.Generic("bind").(*repeated) {
-		b, err := mounts.ParseBind(s)
-		if err != nil {
-			return oci.Options{}, usage("%v", err)
-		}
-		binds = append(binds, b)
-	}
-	return oci.Options{
-		Rootfs: rootfs, Init: init, PidsLimit: confinement.Resources.Pids(),
-		WritableRootfs: c.Bool("writable-rootfs"), Binds: binds,
-		UID: uint32(os.Geteuid()), GID: uint32(os.Getegid()), Confine: confinement, UserNS: userns,
-	}, nil
+	return oci.Options{Rootfs: rootfs, Init: init, WritableRootfs: c.Bool("writable-rootfs"), Binds: binds}, nil
 }
 
 // allowHosts reads --allow-host: the session gets a network namespace of

@@ -19,6 +19,12 @@ type Backend interface {
 	// Capabilities says what the backend gives on this host; the session
 	// refuses, before anything starts, a policy asking for more (Admit).
 	Capabilities() Capabilities
+	// Prepare completes the session once Admit has passed its policy,
+	// before anything is created: a backend may fill in the peer (a
+	// container image's ENV and WORKDIR, a cwd left empty) and name the
+	// user the policy leaves to it (an image's USER, as numbers). It
+	// never widens the policy. A failure is the backend's (exit 127).
+	Prepare(peer *launch.Spec, p *confine.Policy) error
 	Start(req Request) (Process, error)
 }
 

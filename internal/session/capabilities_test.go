@@ -4,9 +4,12 @@ package session
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
 
@@ -49,7 +52,54 @@ func TestAdmitExitCodes(t *testing.T) {
 
 type named string
 
-func (n named) Name() string                   { return string(n) }
-func (n named) Capabilities() Capabilities     { return Capabilities{} }
-func (n named) Start(Request) (Process, error) { return nil, errors.New("not started") }
-func withName(c Config, name string) Config    { c.Backend = named(name); return c }
+func (n named) Name() string                                { return string(n) }
+func (n named) Capabilities() Capabilities                  { return Capabilities{} }
+func (n named) Prepare(*launch.Spec, *confine.Policy) error { return nil }
+func (n named) Start(Request) (Process, error)              { return nil, errors.New("not started") }
+func withName(c Config, name string) Config                 { c.Backend = named(name); return c }
+
+// preparing is a backend without init whose Prepare fills the cwd and
+// names a user, as docker's does from an image; Start records what it
+// was given.
+type preparing struct {
+	caps  Capabilities
+	order []string
+	got   Request
+}
+
+func (b *preparing) Name() string               { return "preparing" }
+func (b *preparing) Capabilities() Capabilities { b.order = append(b.order, "caps"); return b.caps }
+func (b *preparing) Prepare(peer *launch.Spec, p *confine.Policy) error {
+	b.order = append(b.order, "prepare")
+	peer.Cwd, peer.Env = "/", map[string]string{"FROM": "image"}
+	p.User = &confine.User{UID: 7, GID: 7}
+	return nil
+}
+func (b *preparing) Start(req Request) (Process, error) {
+	b.order = append(b.order, "start")
+	b.got = req
+	return nil, errors.New("not started")
+}
+
+// TestPrepare: a refused policy never reaches Prepare (nothing is asked
+// of the host); an admitted one is completed by Prepare before the peer
+// is checked (its cwd was empty) and Start gets what Prepare made.
+func TestPrepare(t *testing.T) {
+	out, _ := os.CreateTemp(t.TempDir(), "out")
+	defer out.Close()
+	cfg := Config{Peer: launch.Spec{Argv: []string{"/bin/true"}}, Stdout: out, Stderr: out,
+		Confine: confine.Policy{Hide: []string{"/h"}}}
+	b := &preparing{caps: Capabilities{Knobs: map[confine.Knob]Support{confine.KnobUser: Given}}}
+	cfg.Backend = b
+	if code := exitcode.Code(Run(cfg)); code != exitcode.Code(exitcode.NotLaunched(nil)) || !slices.Equal(b.order, []string{"caps"}) {
+		t.Fatalf("refused --hide: exit %d, calls %v: want 127 before Prepare", code, b.order)
+	}
+	b.order, cfg.Confine = nil, confine.Policy{}
+	Run(cfg)
+	if !slices.Equal(b.order, []string{"caps", "prepare", "start"}) {
+		t.Fatalf("calls %v", b.order)
+	}
+	if b.got.Peer.Cwd != "/" || b.got.Peer.Env["FROM"] != "image" || b.got.Confine.User == nil || b.got.Confine.User.UID != 7 {
+		t.Errorf("Start got peer %+v, policy %+v: not what Prepare made", b.got.Peer, b.got.Confine)
+	}
+}

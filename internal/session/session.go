@@ -137,13 +137,8 @@ func Run(cfg Config) error {
 }
 
 func run(cfg Config, o *outcome) error {
-	if err := cfg.Validate(); err != nil {
-		return exitcode.Usage(err)
-	}
-	if cfg.CheckCommand {
-		if err := CheckCommand(cfg.Peer); err != nil {
-			return err
-		}
+	if cfg.Backend == nil {
+		return exitcode.Usage(errors.New("no isolation backend"))
 	}
 	cfg.EOF = cfg.eofRule()
 	o.rule = cfg.EOF
@@ -153,6 +148,17 @@ func run(cfg Config, o *outcome) error {
 	caps := cfg.Backend.Capabilities()
 	if err := admit(cfg, caps); err != nil {
 		return err
+	}
+	if err := cfg.Backend.Prepare(&cfg.Peer, &cfg.Confine); err != nil {
+		return exitcode.NotLaunched(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return exitcode.Usage(err)
+	}
+	if cfg.CheckCommand {
+		if err := CheckCommand(cfg.Peer); err != nil {
+			return err
+		}
 	}
 	readerGID := initGroup(cfg.Confine, caps)
 	if !caps.Init {

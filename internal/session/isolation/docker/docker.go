@@ -24,6 +24,7 @@ import (
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/sockdiag"
+	"github.com/loki-sh/loki/internal/session/peerenv"
 	"github.com/loki-sh/loki/internal/session/seccomp/ocispec"
 )
 
@@ -301,13 +302,19 @@ func controlRootMasks(o Options) ([]string, error) {
 	return args, nil
 }
 
-// Backend runs sessions through the Docker CLI.
-type Backend struct{ Options Options }
+// Backend runs sessions through the Docker CLI. Options are the
+// session's own (image, binds); the policy's part is added at Start.
+type Backend struct {
+	Options Options
+	// Env is the peer environment's policy (--env, --no-default-env),
+	// applied over the image's ENV by Prepare.
+	Env peerenv.Policy
+}
 
 func (b *Backend) Name() string { return Name }
 
 func (b *Backend) Start(req session.Request) (session.Process, error) {
-	o := b.Options
+	o := b.Options.withPolicy(req.Confine)
 	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
 	o.Sockets, o.TmpSize = req.Confine.Sockets, req.Confine.Resources.Tmp()
 	if err := req.Confine.Resources.CheckShared(Name); err != nil {

@@ -3,6 +3,7 @@ package namespace
 import (
 	"os"
 
+	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
@@ -47,3 +48,6 @@ func (b *Backend) Capabilities() session.Capabilities {
 		},
 	}
 }
+
+// Prepare leaves the peer and the policy as the session gave them.
+func (b *Backend) Prepare(*launch.Spec, *confine.Policy) error { return nil }

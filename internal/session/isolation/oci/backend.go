@@ -67,11 +67,10 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := b.Options
+	o := b.Options.WithPolicy(req.Confine)
 	o.ControlDir = req.ControlDir
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
-	o.Confine = req.Confine
 	if err := req.Confine.Resources.CheckShared(Name); err != nil {
 		return nil, err
 	}

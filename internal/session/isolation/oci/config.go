@@ -63,6 +63,18 @@ type Options struct {
 	HostSockets []string
 }
 
+// WithPolicy translates a session's policy into the bundle's options:
+// the policy itself (user, network, filesystem, limits), the pids limit
+// to write, the private user namespace a root supervisor gives it, and
+// the ids the init runs with otherwise (the supervisor's own).
+func (o Options) WithPolicy(p confine.Policy) Options {
+	o.Confine = p
+	o.PidsLimit = p.Resources.Pids()
+	o.UserNS = UserNamespace(p, os.Geteuid())
+	o.UID, o.GID = uint32(os.Geteuid()), uint32(os.Getegid())
+	return o
+}
+
 func (o Options) validate() error {
 	for name, p := range map[string]string{"rootfs": o.Rootfs, "loki-init": o.Init, "control dir": o.ControlDir} {
 		if !filepath.IsAbs(p) {
