@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,17 +53,11 @@ func modes() []mode {
 }
 
 // dockerMode runs the agent in a docker container of an image made from
-// usrRootfs (mount points and the merged-/usr symlinks), with the host's
+// testutil.UsrRootfs (mount points and the merged-/usr symlinks), with the host's
 // /usr and test/acp bound read-only, as in the oci modes.
 func dockerMode(t *testing.T) []string {
 	docker := testutil.RequireDocker(t)
-	const image = "loki-test:usr"
-	if exec.Command(docker, "image", "inspect", image).Run() != nil {
-		imp := exec.Command("sh", "-c", `tar -C "$1" -c . | "$2" import - "$3"`, "sh", usrRootfs(t), docker, image)
-		if out, err := imp.CombinedOutput(); err != nil {
-			t.Fatalf("docker import %s: %v\n%s", image, err, out)
-		}
-	}
+	image := testutil.RequireUsrImage(t, docker)
 	dir := acpDir(t)
 	return session(t, "--isolation", "docker", "--docker", docker, "--image", image,
 		"--bind", "/usr:/usr:ro", "--bind", dir+":"+dir+":ro", "--cwd", dir)
@@ -90,40 +83,9 @@ func ociMode(runtime string) func(t *testing.T) []string {
 		testutil.RequireCommand(t, runtime)
 		dir := acpDir(t)
 		return session(t, "--isolation", "oci", "--runtime", runtime,
-			"--rootfs", usrRootfs(t), "--bind", "/usr:/usr:ro",
+			"--rootfs", testutil.UsrRootfs(t), "--bind", "/usr:/usr:ro",
 			"--bind", dir+":"+dir+":ro", "--cwd", dir)
 	}
-}
-
-// usrRootfs makes a root filesystem holding only mount points and the
-// merged-/usr symlinks.
-func usrRootfs(t *testing.T) string {
-	t.Helper()
-	for _, l := range []string{"/bin", "/lib", "/lib64"} {
-		if target, err := os.Readlink(l); err != nil || strings.TrimPrefix(target, "/") != "usr"+l {
-			t.Fatalf("%s is not a symlink to usr%s (%q, %v): the oci variant needs a merged-/usr host", l, l, target, err)
-		}
-	}
-	root := t.TempDir()
-	// As root the container has a user namespace of its own, whose root
-	// is "others" to the host: it must be able to reach the rootfs. The
-	// test's own dirs, never the host's /tmp above them.
-	for _, d := range []string{filepath.Dir(root), root} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, d := range []string{"usr", "proc", "dev", "sys", "tmp", "etc"} {
-		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, l := range []string{"bin", "lib", "lib64", "sbin"} {
-		if err := os.Symlink("usr/"+l, filepath.Join(root, l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
 }
 
 func acpDir(t *testing.T) string {

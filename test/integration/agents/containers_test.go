@@ -3,43 +3,11 @@
 package agents
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
 )
-
-// usrRootfs is a root filesystem of mount points and the merged-/usr
-// symlinks: the host's /usr (node) is bound into it read-only.
-func usrRootfs(t *testing.T) string {
-	t.Helper()
-	for _, l := range []string{"/bin", "/lib", "/lib64"} {
-		if target, err := os.Readlink(l); err != nil || strings.TrimPrefix(target, "/") != "usr"+l {
-			t.Fatalf("%s is not a symlink to usr%s: the container variants need a merged-/usr host", l, l)
-		}
-	}
-	root, err := os.MkdirTemp("/var/tmp", "loki-agents-rootfs-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	for _, d := range []string{"usr", "etc", "tmp", "proc", "dev", "sys"} {
-		if err := os.Mkdir(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, l := range []string{"bin", "lib", "lib64"} {
-		if err := os.Symlink("usr/"+l, filepath.Join(root, l)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 // containerFlags: the agent in a container with the host's /usr and
 // test/agents bound read-only and its HOME bound writable (--write),
@@ -51,17 +19,10 @@ func containerFlags(t *testing.T, in install, backend, home, proj string) []stri
 	switch backend {
 	case "oci-crun":
 		testutil.RequireCommand(t, "crun")
-		return append([]string{"--isolation", "oci", "--runtime", "crun", "--rootfs", usrRootfs(t)}, common...)
+		return append([]string{"--isolation", "oci", "--runtime", "crun", "--rootfs", testutil.UsrRootfs(t)}, common...)
 	default:
 		docker := testutil.RequireDocker(t)
-		const image = "loki-test:usr"
-		if exec.Command(docker, "image", "inspect", image).Run() != nil {
-			imp := exec.Command("sh", "-c", `tar -C "$1" -c . | "$2" import - "$3"`, "sh", usrRootfs(t), docker, image)
-			if out, err := imp.CombinedOutput(); err != nil {
-				t.Fatalf("docker import %s: %v\n%s", image, err, out)
-			}
-		}
-		return append([]string{"--isolation", "docker", "--docker", docker, "--image", image}, common...)
+		return append([]string{"--isolation", "docker", "--docker", docker, "--image", testutil.RequireUsrImage(t, docker)}, common...)
 	}
 }
 
