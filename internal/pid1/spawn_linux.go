@@ -213,7 +213,10 @@ func spawnScoped(scope bool, cgroupFD int, spawn func() (peer, error)) (peer, er
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
 		if cgroupFD > 0 {
-			if _, err := unix.Write(cgroupFD, []byte("0")); err != nil {
+			// Used once: the init keeps no handle on the peer's cgroup.
+			_, err := unix.Write(cgroupFD, []byte("0"))
+			unix.Close(cgroupFD)
+			if err != nil {
 				done <- result{err: fmt.Errorf("%w: peer cgroup: %v", ErrSpawn, err)}
 				return
 			}

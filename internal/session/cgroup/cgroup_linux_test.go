@@ -219,3 +219,45 @@ func TestCreateV1(t *testing.T) {
 		t.Errorf("a refused Create left its pids dir: %v", err)
 	}
 }
+
+// TestOpenPeerTasksV1: the pids limit moves to the child "peer" (the
+// parent, where the init stays, is unlimited), refused forks are read
+// there, and Remove takes the child first.
+func TestOpenPeerTasksV1(t *testing.T) {
+	root := fakeFS(t, map[string]string{"pids/x": ""})
+	var removed []string
+	rmdir = func(p string) error { removed = append(removed, p); return os.RemoveAll(p) }
+	mkdirHook = func(p string) { populate(t, p, "pids.max", "cgroup.procs", "pids.events", "tasks") }
+	defer func() { rmdir, mkdirHook = unix.Rmdir, nil }()
+	h := Host{V1: map[string]string{"pids": root + "/pids"}}
+	c, err := h.Create("loki-session-1", confine.Resources{PidsMax: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := c.OpenPeerTasks()
+	if err != nil || f == nil {
+		t.Fatalf("OpenPeerTasks = %v, %v", f, err)
+	}
+	f.Close()
+	s := filepath.Join(root, "pids/loki-session-1")
+	if got, peer := read(t, s+"/pids.max"), read(t, s+"/peer/pids.max"); got != "max" || peer != "30" {
+		t.Errorf("pids.max: session %q, peer %q: want max and 30", got, peer)
+	}
+	os.WriteFile(s+"/peer/pids.events", []byte("max 3\n"), 0o644)
+	if err := c.Hit(); !errors.Is(err, confine.ErrPidsLimit) || !strings.Contains(err.Error(), "refused 3 forks") {
+		t.Errorf("Hit = %v", err)
+	}
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || removed[0] != s+"/peer" || removed[1] != s {
+		t.Errorf("removed %v: want the peer child, then the session", removed)
+	}
+	// v2 and a cgroup without a pids limit: nothing to split.
+	if f, err := (&Cgroup{v2: true, dirs: map[string]string{"pids": s}}).OpenPeerTasks(); f != nil || err != nil {
+		t.Errorf("v2: %v, %v", f, err)
+	}
+	if f, err := (*Cgroup)(nil).OpenPeerTasks(); f != nil || err != nil {
+		t.Errorf("nil: %v, %v", f, err)
+	}
+}
