@@ -4,6 +4,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -30,6 +31,10 @@ type Capabilities struct {
 	// DirectStdinFD > 0 is the descriptor Request.HostStdin has in the
 	// init: the client's own stdin is passed instead of relayed.
 	DirectStdinFD int
+	// MinPidsMax > 0 is the smallest --pids-max the backend gives: where
+	// loki-init always shares the session's pids limit with the peer
+	// (a runtime placed it), its own threads count too.
+	MinPidsMax int64
 	// CopiesStdin: the backend's own client reads the init's stdin pipe
 	// (docker run -i), draining it whether or not the init reads, so the
 	// supervisor cannot see whether the prelude was read.
@@ -78,6 +83,10 @@ func Admit(name string, c Capabilities, p confine.Policy, tty bool) error {
 		case !s.Given:
 			return confine.Refuse(name, string(k), s.Fix)
 		}
+	}
+	if n := p.Resources.PidsMax; n > 0 && n < c.MinPidsMax {
+		return confine.Refuse(name, fmt.Sprintf("--pids-max %d (loki-init's own threads count against it)", n),
+			fmt.Sprintf("use --pids-max %d or more", c.MinPidsMax))
 	}
 	return nil
 }

@@ -155,3 +155,28 @@ func TestSyscallPolicyDeclared(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPidsLimit: where loki-init always shares the pids limit
+// (oci, docker), a --pids-max below what its threads need is refused
+// before anything starts; namespace decides at start (cgroup v1 keeps
+// the init outside the peer's limit).
+func TestSharedPidsLimit(t *testing.T) {
+	small := confine.Policy{Resources: confine.Resources{PidsMax: confine.MinSharedPidsMax - 1}}
+	enough := confine.Policy{Resources: confine.Resources{PidsMax: confine.MinSharedPidsMax}}
+	for _, b := range []session.Backend{&oci.Backend{}, &docker.Backend{}} {
+		caps := b.Capabilities()
+		if !caps.Knobs[confine.KnobPidsMax].Given {
+			continue // no pids controller here: refused whatever the value
+		}
+		want := prefix + b.Name() + " cannot give --pids-max 31 (loki-init's own threads count against it); use --pids-max 32 or more"
+		if err := session.Admit(b.Name(), caps, small, false); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", b.Name(), err, want)
+		}
+		if err := session.Admit(b.Name(), caps, enough, false); err != nil {
+			t.Errorf("%s: --pids-max %d: %v", b.Name(), confine.MinSharedPidsMax, err)
+		}
+	}
+	if err := session.Admit(namespace.Name, (&namespace.Backend{}).Capabilities(), small, false); err != nil {
+		t.Errorf("namespace refused --pids-max %d before start: %v", confine.MinSharedPidsMax-1, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 func (b *Backend) Capabilities() session.Capabilities {
 	return session.Capabilities{
 		Init:        true,
+		MinPidsMax:  confine.MinSharedPidsMax,
 		CopiesStdin: true,
 		Observes:    []status.Kind{status.Pids, status.Memory},
 		Syscalls:    seccomp.Name,

@@ -317,9 +317,6 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o := b.Options.withPolicy(req.Confine)
 	o.ControlDir, o.ControlRoot, o.InitArgs = req.ControlDir, req.ControlRoot, req.InitArgs
 	o.Sockets, o.TmpSize = req.Confine.Sockets, req.Confine.Resources.Tmp()
-	if err := req.Confine.Resources.CheckShared(Name); err != nil {
-		return nil, err
-	}
 	var err error
 	if o.HostSockets, err = sockdiag.Paths(); err != nil {
 		return nil, confine.NoSocketList(Name, err)

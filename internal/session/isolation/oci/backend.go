@@ -71,9 +71,6 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	o.ControlDir = req.ControlDir
 	o.ControlRoot = req.ControlRoot
 	o.InitArgs = req.InitArgs
-	if err := req.Confine.Resources.CheckShared(Name); err != nil {
-		return nil, err
-	}
 	if o.HostSockets, err = sockdiag.Paths(); err != nil {
 		return nil, confine.NoSocketList(Name, err)
 	}

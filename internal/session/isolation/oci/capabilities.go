@@ -26,6 +26,7 @@ func (b *Backend) Capabilities() session.Capabilities {
 	}
 	return session.Capabilities{
 		Init:          true,
+		MinPidsMax:    confine.MinSharedPidsMax,
 		PrivateUserNS: true,
 		// The runtime's --preserve-fds 1: the client's stdin is fd 3.
 		DirectStdinFD: 3,
