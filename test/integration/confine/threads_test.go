@@ -3,9 +3,14 @@
 package confine
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // threadProbe prints one line per thread of PID 1 (loki-init) and of the
@@ -67,7 +72,12 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 			const none = "0000000000000000"
 			want := map[string]string{
 				"Uid": ids, "Gid": ids, "CapInh": none, "CapPrm": none, "CapEff": none,
-				"CapBnd": none, "CapAmb": none, "NoNewPrivs": "1", "Seccomp": "2",
+				"CapAmb": none, "NoNewPrivs": "1", "Seccomp": "2",
+			}
+			// The namespace stage leaves the bounding set alone: under
+			// no_new_privs it limits nothing (TestNoCapabilityFromExec).
+			if tc.b.name != ns.name && tc.b.name != nsUser.name {
+				want["CapBnd"] = none
 			}
 			init, peer, filters := 0, 0, map[string]int{}
 			for _, line := range strings.Split(out, "\n") {
@@ -104,6 +114,124 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 			// alone would prove nothing about the others.
 			if init < 2 || peer < 1 {
 				t.Fatalf("saw %d threads of PID 1 and %d of the peer: %q", init, peer, out)
+			}
+		})
+	}
+}
+
+// privileged makes, in a host dir the peer can read, copies of cat that
+// would raise whoever runs them: "suid" set-uid root, "fcap" with file
+// capabilities (CAP_DAC_OVERRIDE and CAP_SYS_ADMIN, permitted and effective). It proves they do
+// so on the host for nobody, who holds nothing else, so that a session
+// in which they raise nothing is not a blind test.
+func privileged(t *testing.T) string {
+	t.Helper()
+	dir := hostDir(t, 0)
+	cat, err := os.ReadFile("/bin/cat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"suid", "fcap"} {
+		if err := os.WriteFile(filepath.Join(dir, name), cat, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(dir, "suid"), os.ModeSetuid|0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("setcap", "cap_dac_override,cap_sys_admin=ep", filepath.Join(dir, "fcap")).CombinedOutput(); err != nil {
+		t.Fatalf("setcap: %v: %s", err, out)
+	}
+	for _, name := range []string{"suid", "fcap"} {
+		cmd := exec.Command(filepath.Join(dir, name), "/proc/self/status")
+		cmd.SysProcAttr = asUser(nobody)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s as nobody on the host: %v", name, err)
+		}
+		if capSet(string(out), "CapEff") == "0000000000000000" {
+			t.Fatalf("%s gives nobody nothing on the host: the test would be blind:\n%s", name, out)
+		}
+	}
+	return dir
+}
+
+// capSet is the value of field key in a /proc/PID/status text.
+func capSet(status, key string) string {
+	for _, line := range strings.Split(status, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestNoCapabilityFromExec: the namespace stage keeps the bounding set
+// (emptying it took one stop-the-world per capability), so
+// no_new_privs with empty permitted, inheritable and ambient sets must
+// alone keep an exec from raising the peer: a set-uid-root binary and
+// one with every file capability, run by the peer, hold no capability
+// and keep the session's ids, with the private user namespace, as the
+// host's root (--userns host, where root's own exec would otherwise get
+// the whole bounding set), as --user on the host's mounts (which honour
+// set-uid bits, checked), and from an unprivileged supervisor.
+func TestNoCapabilityFromExec(t *testing.T) {
+	testutil.RequireRoot(t)
+	ns, nsUser := backends()[0], backends()[1]
+	dir := privileged(t)
+	probe := `for b in suid fcap; do
+	printf '%s' "$b"
+	"$1/$b" /proc/self/status | while IFS=: read -r k v; do
+		case $k in Uid|Gid|CapInh|CapPrm|CapEff|CapAmb) printf ' %s=%s' "$k" "$(echo $v | tr ' ' ,)";; esac
+	done
+	echo
+done
+python3 -c 'import os, sys; print("nosuid=%d" % bool(os.statvfs(sys.argv[1]).f_flag & os.ST_NOSUID))' "$1"`
+	for _, tc := range []struct {
+		name   string
+		b      backend
+		flags  []string
+		id     int
+		suidOK bool // the mount honours set-uid bits
+	}{
+		{"private userns", ns, nil, 0, false},
+		{"userns host", ns, []string{"--userns", "host"}, 0, false},
+		{"user fs host", ns, []string{"--user", "65534:65534", "--fs", "host"}, nobody, true},
+		{"userns host fs host", ns, []string{"--userns", "host", "--fs", "host"}, 0, true},
+		{"unprivileged supervisor", nsUser, nil, nobody, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := session(t, tc.b, tc.flags, "sh", "-c", probe, "sh", dir)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			if tc.suidOK && !strings.Contains(out, "nosuid=0") {
+				t.Fatalf("the peer sees %s nosuid: the set-uid case would be blind: %q", dir, out)
+			}
+			ids := strings.Repeat(strconv.Itoa(tc.id)+",", 3) + strconv.Itoa(tc.id)
+			const none = "0000000000000000"
+			want := map[string]string{"Uid": ids, "Gid": ids, "CapInh": none, "CapPrm": none, "CapEff": none, "CapAmb": none}
+			seen := 0
+			for _, line := range strings.Split(out, "\n") {
+				fields := strings.Fields(line)
+				if len(fields) == 0 || (fields[0] != "suid" && fields[0] != "fcap") {
+					continue
+				}
+				seen++
+				got := map[string]string{}
+				for _, f := range fields[1:] {
+					if k, v, ok := strings.Cut(f, "="); ok {
+						got[k] = v
+					}
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: %s=%q, want %q", fields[0], k, got[k], v)
+					}
+				}
+			}
+			if seen != 2 {
+				t.Fatalf("saw %d of the 2 binaries run: %q (stderr %q)", seen, out, stderr)
 			}
 		})
 	}

@@ -474,7 +474,7 @@ echo x > "$ctl/lease" && echo WROTE
 echo x > "$ctl/other" && echo CREATED
 mount -o remount,rw "$ctl" && echo REMOUNTED
 umount "$ctl" && echo UNMOUNTED
-grep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status
+grep -E '^Cap(Eff|Prm|Inh|Amb):' /proc/self/status
 exit 0`
 	r := run(t, supervise(t, b, nil, "/bin/sh", "-c", script), "", generous)
 	if r.code != 0 {
@@ -488,7 +488,7 @@ exit 0`
 			t.Errorf("peer %s the control dir:\n%s", strings.ToLower(bad), r.stdout)
 		}
 	}
-	for _, set := range []string{"CapEff", "CapPrm", "CapBnd", "CapAmb"} {
+	for _, set := range []string{"CapEff", "CapPrm", "CapInh", "CapAmb"} {
 		if !strings.Contains(r.stdout, set+":\t0000000000000000") {
 			t.Errorf("%s is not empty:\n%s", set, r.stdout)
 		}

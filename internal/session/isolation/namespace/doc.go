@@ -15,8 +15,9 @@
 // the clone, the idmapped trees, the cgroup and the status pipe.
 //
 // Privilege model: when the supervisor is root, no user namespace is made
-// and the peer keeps uid 0 but has no capabilities at all (empty bounding
-// set, no_new_privs), so it can neither remount nor unmount the read-only
+// and the peer keeps uid 0 but has no capabilities at all (empty permitted,
+// effective, inheritable and ambient sets under no_new_privs), so it can
+// neither remount nor unmount the read-only
 // control dir, nor regain privileges through setuid binaries. Processes of
 // the host are invisible in the new PID namespace. As root the peer's uid
 // still owns root's files: this backend bounds the session's lifetime, it is

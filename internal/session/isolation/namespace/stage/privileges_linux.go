@@ -29,17 +29,18 @@ func allThreads(trap, a1, a2, a3, a4, a5, a6 uintptr) error {
 	return nil
 }
 
-// dropPrivileges empties the bounding and ambient sets: with the
-// permitted and effective sets cleared after switchUser
-// (clearCapabilities) and no_new_privs, neither loki-init nor anything it
-// starts can hold or regain a capability.
+// dropPrivileges empties the ambient set: with the permitted, effective
+// and inheritable sets cleared after switchUser (clearCapabilities) and
+// no_new_privs, neither loki-init nor anything it starts can hold or
+// regain a capability. The bounding set is left as it is: it only caps
+// what an execve may add to the permitted set, and under no_new_privs
+// the kernel already caps that at the old permitted set (empty), for a
+// set-uid binary, file capabilities and root's exec alike; an inheritable
+// or ambient capability can only come from the permitted set; a new user
+// namespace gets a full bounding set again whatever this one held.
+// Emptying it cost one all-threads call per capability, each a
+// stop-the-world (docs/session.md, Performance).
 func dropPrivileges() error {
-	last := lastCap()
-	for c := 0; c <= last; c++ {
-		if err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0, 0); err != nil && err != unix.EINVAL {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
-		}
-	}
 	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); err != nil && err != unix.EINVAL {
 		return fmt.Errorf("clear ambient capabilities: %w", err)
 	}
@@ -68,8 +69,8 @@ func noNewPrivs() error {
 }
 
 // switchUser makes the process run as --user, with that gid as its only
-// group. The bounding set is already empty, so the uid change also leaves
-// no capability to regain. A user that is the caller itself (the
+// group. The uid change clears the permitted set; no_new_privs, set
+// after it, keeps an exec from raising it again. A user that is the caller itself (the
 // user-namespace case) needs no change.
 func switchUser(u *confine.User) error {
 	if u == nil || (int(u.UID) == unix.Getuid() && int(u.GID) == unix.Getgid()) {

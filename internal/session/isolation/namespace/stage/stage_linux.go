@@ -279,14 +279,3 @@ func mkdirAllMode(path string, mode os.FileMode) error {
 	}
 	return os.Chmod(path, mode)
 }
-
-func lastCap() int {
-	b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap")
-	if err == nil {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d", &n); err == nil && n > 0 && n < 128 {
-			return n
-		}
-	}
-	return 63
-}
