@@ -57,7 +57,7 @@ func newPane(t *testing.T, in install, uid int, home, dir string) *pane {
 	t.Cleanup(func() { os.RemoveAll(sockDir) })
 	os.Chown(sockDir, uid, uid)
 	p := &pane{t: t, sock: filepath.Join(sockDir, "s")}
-	env := "env -i HOME=" + home + " PATH=" + filepath.Join(in.dir, "node_modules", ".bin") + ":" + filepath.Dir(in.node) + ":/usr/local/bin:/usr/bin:/bin TERM=xterm-256color COLORTERM=truecolor LANG=C.UTF-8"
+	env := "env -i HOME=" + home + " PATH=" + filepath.Join(in.dir, "node_modules", ".bin") + ":" + filepath.Dir(in.node) + ":/usr/local/bin:/usr/bin:/bin TERM=xterm-256color COLORTERM=truecolor LANG=C.UTF-8 HISTFILE=/dev/null"
 	if uid == 0 {
 		env += " IS_SANDBOX=1"
 	}
