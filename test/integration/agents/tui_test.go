@@ -107,7 +107,7 @@ func (p *pane) waitFor(re *regexp.Regexp) string {
 func (p *pane) run(tu tui, home, cmd string) (string, int) {
 	p.t.Helper()
 	p.tmux("send-keys", "-t", "t", "clear; "+cmd+"; echo exit=$?", "Enter")
-	first := strings.ReplaceAll(normScreen(p.waitFor(tu.first)), filepath.Base(home), "<home>")
+	first := normScreen(strings.ReplaceAll(p.waitFor(tu.first), filepath.Base(home), "<home>"))
 	if tu.key != "" {
 		p.tmux("send-keys", "-t", "t", tu.key)
 		p.waitFor(tu.moved)
@@ -125,7 +125,9 @@ var word = regexp.MustCompile(`[A-Za-z]{3,}`)
 func normScreen(s string) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimRight(l, " ")
+		// Runs of blanks as one: a box pads to the width of the
+		// (random-length) HOME name in it.
+		l = strings.Join(strings.Fields(l), " ")
 		if word.MatchString(l) && !strings.Contains(l, "exit=") && !strings.Contains(l, "clear;") {
 			out = append(out, l)
 		}
