@@ -40,6 +40,10 @@ type contender struct {
 	// hop, when set, is not an init but bench/splicehop: a bare forwarder
 	// the peer's output crosses, measured in the throughput rows only.
 	hop string
+	// ownPids: the init runs as on the namespace backend with cgroup v1,
+	// outside the peer's pids count (-peer-cgroup-fd, no spare threads);
+	// the descriptor is /dev/null here, so the peer is not moved.
+	ownPids bool
 }
 
 func main() {
@@ -69,7 +73,7 @@ func main() {
 		cs = append(cs, c)
 	}
 	abs, _ := filepath.Abs(*lokiInit)
-	cs = append(cs, contender{name: "loki-init", init: []string{abs}, protocol: true})
+	cs = append(cs, contender{name: "loki-init", init: []string{abs, "-peer-cgroup-fd", "3"}, protocol: true, ownPids: true})
 	if *baseline != "" {
 		b, _ := filepath.Abs(*baseline)
 		cs = append(cs, contender{name: "loki-base", init: []string{b}, protocol: true})
@@ -163,6 +167,14 @@ func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*s
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout = stdout
 	s.cmd.Stderr = os.Stderr
+	if c.ownPids {
+		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer null.Close()
+		s.cmd.ExtraFiles = []*os.File{null}
+	}
 	w, err := s.cmd.StdinPipe()
 	if err != nil {
 		return nil, err
