@@ -91,17 +91,7 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 				} else {
 					peer++
 				}
-				got := map[string]string{}
-				for _, f := range fields[1:] {
-					if k, v, ok := strings.Cut(f, "="); ok {
-						got[k] = v
-					}
-				}
-				for k, v := range want {
-					if got[k] != v {
-						t.Errorf("%s: %s=%q, want %q", task, k, got[k], v)
-					}
-				}
+				got := expectFields(t, task, fields[1:], want)
 				filters[got["Seccomp_filters"]]++
 			}
 			if len(filters) != 1 {
@@ -117,6 +107,24 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// expectFields reads "key=value" fields of one probe line (what) and
+// reports every key of want whose value differs; it returns them all.
+func expectFields(t *testing.T, what string, fields []string, want map[string]string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	for _, f := range fields {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			got[k] = v
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s=%q, want %q", what, k, got[k], v)
+		}
+	}
+	return got
 }
 
 // privileged makes, in a host dir the peer can read, copies of cat that
@@ -218,17 +226,7 @@ python3 -c 'import os, sys; print("nosuid=%d" % bool(os.statvfs(sys.argv[1]).f_f
 					continue
 				}
 				seen++
-				got := map[string]string{}
-				for _, f := range fields[1:] {
-					if k, v, ok := strings.Cut(f, "="); ok {
-						got[k] = v
-					}
-				}
-				for k, v := range want {
-					if got[k] != v {
-						t.Errorf("%s: %s=%q, want %q", fields[0], k, got[k], v)
-					}
-				}
+				expectFields(t, fields[0], fields[1:], want)
 			}
 			if seen != 2 {
 				t.Fatalf("saw %d of the 2 binaries run: %q (stderr %q)", seen, out, stderr)
