@@ -74,11 +74,7 @@ func newPane(t *testing.T, in install, uid int, home, dir string) *pane {
 
 func (p *pane) tmux(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...).CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %q: %v: %s", args, err, out)
-	}
-	return string(out)
+	return testutil.Tmux(p.t, p.sock, args...)
 }
 
 func (p *pane) screen() string { return p.tmux("capture-pane", "-p", "-t", "t") }

@@ -60,11 +60,7 @@ func newPane(t *testing.T, rows, cols int) *pane {
 
 func (p *pane) tmux(args ...string) string {
 	p.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...).CombinedOutput()
-	if err != nil {
-		p.t.Fatalf("tmux %q: %v: %s", args, err, out)
-	}
-	return string(out)
+	return testutil.Tmux(p.t, p.sock, args...)
 }
 
 // send types a line (or keys with literal false: tmux key names like C-c).
