@@ -5,7 +5,6 @@ package agents
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -48,7 +47,7 @@ type pane struct {
 
 func newPane(t *testing.T, in install, uid int, home, dir string) *pane {
 	t.Helper()
-	tmux := testutil.RequireCommand(t, "tmux")
+	testutil.RequireCommand(t, "tmux")
 	bash := testutil.RequireCommand(t, "bash")
 	sockDir, err := os.MkdirTemp("/var/tmp", "loki-tui-")
 	if err != nil {
@@ -61,14 +60,14 @@ func newPane(t *testing.T, in install, uid int, home, dir string) *pane {
 	if uid == 0 {
 		env += " IS_SANDBOX=1"
 	}
-	cmd := exec.Command(tmux, "-S", p.sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "-c", dir, env+" "+bash+" --norc --noprofile")
+	cmd := testutil.TmuxCommand(p.sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "-c", dir, env+" "+bash+" --norc --noprofile")
 	if uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
-	t.Cleanup(func() { exec.Command(tmux, "-S", p.sock, "kill-server").Run() })
+	t.Cleanup(func() { testutil.TmuxCommand(p.sock, "kill-server").Run() })
 	return p
 }
 

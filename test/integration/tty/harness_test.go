@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -49,7 +48,7 @@ func newPane(t *testing.T, rows, cols int) *pane {
 	// Our server only (its own socket), and gone before TempDir's
 	// removal: its shell may still be writing there.
 	t.Cleanup(func() {
-		exec.Command("tmux", "-S", p.sock, "kill-server").Run()
+		testutil.TmuxCommand(p.sock, "kill-server").Run()
 		testutil.WaitUntil(wait, func() bool { return gone(server) && gone(shell) })
 	})
 	// window-size manual: resize-window sets the size, no client decides it.
