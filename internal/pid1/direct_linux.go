@@ -3,9 +3,10 @@ package pid1
 import (
 	"os"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/pid1/procio"
 )
 
 // Direct stdio (Config.StdinFD > 0): the host handed the init its
@@ -169,7 +170,7 @@ func sessionWrites(stderr bool) (total int64, ok bool) {
 				}
 				return 0, false
 			}
-			n, ok := wchar(b)
+			n, ok := procio.Wchar(b)
 			if !ok {
 				return 0, false
 			}
@@ -177,15 +178,4 @@ func sessionWrites(stderr bool) (total int64, ok bool) {
 		}
 	}
 	return total, true
-}
-
-// wchar is the "wchar:" count of a /proc io file.
-func wchar(b []byte) (int64, bool) {
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, found := strings.CutPrefix(line, "wchar: "); found {
-			n, err := strconv.ParseInt(v, 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }

@@ -1,9 +1,10 @@
 package none
 
 import (
-	"bytes"
 	"os"
 	"strconv"
+
+	"github.com/loki-sh/loki/internal/pid1/procio"
 )
 
 // Writes is the sum of the bytes the lineage's live members wrote
@@ -22,22 +23,11 @@ func (p *process) Writes() (int64, bool) {
 		if err != nil {
 			return 0, false
 		}
-		n, ok := wchar(b)
+		n, ok := procio.Wchar(b)
 		if !ok {
 			return 0, false
 		}
 		total += n
 	}
 	return total, true
-}
-
-// wchar is the wchar field of a /proc/PID/io file.
-func wchar(b []byte) (int64, bool) {
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("wchar: ")); ok {
-			n, err := strconv.ParseInt(string(v), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }
