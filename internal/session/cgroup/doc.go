@@ -7,7 +7,10 @@
 // its cgroup in each controller's hierarchy; v2: a sibling, since a v2
 // cgroup with processes cannot delegate controllers), so the limits of
 // whatever contains the supervisor still apply to the session. A limit
-// that cannot be written is an error, never skipped. Remove kills what is
+// that cannot be written is an error, never skipped. Start starts a
+// process born in the cgroup (v2: CLONE_INTO_CGROUP; v1: forked by a
+// thread that moved itself in, and back out, for the fork), so it never
+// runs outside it and is never migrated. Remove kills what is
 // left in the cgroup (identity-checked: only processes still in it) and
 // removes it; CleanStale does the same for the cgroups a killed
 // supervisor recorded in its session's scratch dir. Hit reads what the

@@ -104,12 +104,17 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		pol.IDMap, pol.IDMapFD = trees, stage.StatusFD+len(extra)
 		extra = append(extra, treesW)
 	}
-	policy, err := json.Marshal(pol)
+	cg, err := b.sessionCgroup(req)
 	if err != nil {
 		return nil, err
 	}
-	cg, err := b.sessionCgroup(req)
+	if cg != nil {
+		name, v1 := cg.Placement()
+		pol.Cgroup = &stage.Cgroup{Name: name, V1: v1}
+	}
+	policy, err := json.Marshal(pol)
 	if err != nil {
+		cg.Remove()
 		return nil, err
 	}
 	// The peer is born in a pids cgroup of its own (v1), so the init is
@@ -149,19 +154,16 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		ExtraFiles:  extra,
 		SysProcAttr: b.sysProcAttr(req.Confine, private),
 	}
-	err = cmd.Start()
+	// Born in the session's cgroup: the stage never runs outside its
+	// limits and is never migrated (the stage checks, Policy.Cgroup).
+	err = cg.Start(cmd)
 	statusW.Close()
 	if err != nil {
 		cg.Remove()
+		if errors.Is(err, cgroup.ErrUnavailable) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: %v; %s", ErrNamespace, err, FixHint)
-	}
-	// Into the cgroup before the prelude is written: nothing of the
-	// session has forked yet (the init waits for the prelude).
-	if err := cg.Add(cmd.Process.Pid); err != nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		cg.Remove()
-		return nil, err
 	}
 	p := &process{cmd: cmd, cg: cg}
 	var handoff error

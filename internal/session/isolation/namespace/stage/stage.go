@@ -2,6 +2,9 @@ package stage
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/loki-sh/loki/internal/session/confine"
 )
@@ -49,6 +52,55 @@ type Policy struct {
 	// the peer could see: each is covered by an empty tmpfs, as its own
 	// control root is.
 	OtherRoots []string `json:"other_roots,omitempty"`
+	// Cgroup is the session's cgroup the supervisor started the stage
+	// in (nil: the session has none). The stage checks it is there
+	// before it does anything else.
+	Cgroup *Cgroup `json:"cgroup,omitempty"`
+}
+
+// Cgroup names the session's cgroup as /proc/self/cgroup shows it.
+type Cgroup struct {
+	// Name is the last element of its path in each hierarchy.
+	Name string `json:"name"`
+	// V1 are the controllers of the v1 hierarchies that hold it; none:
+	// the v2 hierarchy ("0::").
+	V1 []string `json:"v1,omitempty"`
+}
+
+// Holds checks that self, a process's /proc/PID/cgroup, places it in
+// the cgroup in each of its hierarchies.
+func (c Cgroup) Holds(self string) error {
+	if c.Name == "" {
+		return errors.New("no cgroup name")
+	}
+	want := c.V1
+	if len(want) == 0 {
+		want = []string{""}
+	}
+	for _, ctrl := range want {
+		path, found := "", false
+		for _, line := range strings.Split(self, "\n") {
+			f := strings.SplitN(line, ":", 3)
+			if len(f) != 3 {
+				continue
+			}
+			if (ctrl == "" && f[0] == "0" && f[1] == "") || (ctrl != "" && slices.Contains(strings.Split(f[1], ","), ctrl)) {
+				path, found = f[2], true
+				break
+			}
+		}
+		what := ctrl
+		if what == "" {
+			what = "unified"
+		}
+		if !found {
+			return fmt.Errorf("not in any %s cgroup", what)
+		}
+		if path == "/" || path[strings.LastIndexByte(path, '/')+1:] != c.Name {
+			return fmt.Errorf("started in %s cgroup %s, not in the session's %s", what, path, c.Name)
+		}
+	}
+	return nil
 }
 
 // IDMapTree is one host path the stage attaches as an idmapped mount

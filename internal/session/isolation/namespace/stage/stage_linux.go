@@ -64,6 +64,17 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	if err := json.Unmarshal([]byte(os.Getenv(PolicyEnv)), &policy); err != nil {
 		return fail("arguments", fmt.Errorf("confinement policy: %v", err))
 	}
+	if policy.Cgroup != nil {
+		// Born in the session's cgroup, or refused: nothing of the
+		// session may run outside its limits, even for a moment.
+		self, err := os.ReadFile("/proc/self/cgroup")
+		if err == nil {
+			err = policy.Cgroup.Holds(string(self))
+		}
+		if err != nil {
+			return fail("cgroup", err)
+		}
+	}
 	// loki-init runs with an empty environment: the policy is the stage's.
 	os.Clearenv()
 	if os.Getpid() != 1 {
