@@ -282,9 +282,9 @@ func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAt
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
-		// A non-root uid loses its capabilities at exec; keep the two the
-		// stage needs (mounts, dropping the bounding set) as ambient ones.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN}
+		// A non-root uid loses its capabilities at exec; keep those the
+		// stage needs (mounts, loopback) as ambient ones.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
 	}
 	if private {
 		r := confine.PrivateRange()
@@ -299,7 +299,7 @@ func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAt
 		// DAC_READ_SEARCH: once HOME is attached idmapped, its 0700 dirs
 		// are the namespace root's, not the host uid 0's, and the stage
 		// still resolves the cwd and --write paths below them.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_DAC_READ_SEARCH}
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_DAC_READ_SEARCH}
 	}
 	return attr
 }
