@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxProcScan bounds the processes OtherControlRoots reads.
@@ -51,19 +53,21 @@ func OtherControlRoots(own string) []string {
 	}
 	add("/run/loki")
 	add(DefaultControlRoot())
-	entries, _ := os.ReadDir("/proc")
-	for i, e := range entries {
-		if i > maxProcScan {
-			break
-		}
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+	proc, err := os.Open("/proc")
+	if err != nil {
+		return out
+	}
+	names, _ := proc.Readdirnames(maxProcScan)
+	proc.Close()
+	var buf []byte
+	for _, pid := range names {
+		if pid[0] < '0' || pid[0] > '9' {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || len(b) == 0 {
+		if buf = readProc(pid, "cmdline", buf); len(buf) == 0 {
 			continue
 		}
-		argv := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+		argv := strings.Split(string(bytes.TrimRight(buf, "\x00")), "\x00")
 		if last := argv[len(argv)-1]; filepath.Base(last) == "control" && strings.HasPrefix(filepath.Base(filepath.Dir(last)), sessionPrefix) {
 			add(filepath.Dir(filepath.Dir(last)))
 		}
@@ -77,13 +81,38 @@ func OtherControlRoots(own string) []string {
 				add(argv[j+1])
 			}
 		}
-		if env, err := os.ReadFile("/proc/" + e.Name() + "/environ"); err == nil {
-			for _, kv := range strings.Split(string(env), "\x00") {
-				if v, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
-					add(filepath.Join(v, "loki"))
-				}
+		buf = readProc(pid, "environ", buf)
+		for _, kv := range strings.Split(string(buf), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "XDG_RUNTIME_DIR="); ok {
+				add(filepath.Join(v, "loki"))
 			}
 		}
 	}
 	return out
+}
+
+// readProc reads /proc/PID/FILE whole into buf (grown as needed),
+// with bare system calls: os.ReadFile's stat and poller registration
+// cost more than the read on a proc file, and this runs for every
+// process of the host. Empty when the process is gone or unreadable.
+func readProc(pid, file string, buf []byte) []byte {
+	fd, err := unix.Open("/proc/"+pid+"/"+file, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return buf[:0]
+	}
+	defer unix.Close(fd)
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, max(4096, cap(buf)))...)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if n <= 0 {
+			if err != nil {
+				return buf[:0]
+			}
+			return buf
+		}
+		buf = buf[:len(buf)+n]
+	}
 }

@@ -37,8 +37,11 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err := b.check(req.Confine, req.ControlRoot); err != nil {
 		return nil, err
 	}
-	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil,
-		OtherRoots: session.OtherControlRoots(req.ControlRoot)}
+	// The other sessions' roots are read from every host process: while
+	// the sockets, the trees and the cgroup are made.
+	otherRoots := make(chan []string, 1)
+	go func() { otherRoots <- session.OtherControlRoots(req.ControlRoot) }()
+	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
 	privateDirs := confine.PrivateHostDirs()
 	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.UnderAny(filepath.Clean(exe), privateDirs) {
 		// The agent's own executable stays reachable under the private
@@ -108,6 +111,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	pol.OtherRoots = <-otherRoots
 	if cg != nil {
 		name, v1 := cg.Placement()
 		pol.Cgroup = &stage.Cgroup{Name: name, V1: v1}
