@@ -3,6 +3,7 @@ package testutil
 import (
 	"fmt"
 	"os"
+	"testing"
 )
 
 // GuardHostDirs records the modes of the host's shared temp dirs and
@@ -30,4 +31,18 @@ func GuardHostDirs() func() error {
 		}
 		return nil
 	}
+}
+
+// Main is the TestMain of a suite that runs sessions: it runs the tests,
+// removes the busybox rootfs they built (BusyboxRootfs), and fails the run
+// when a test changed a host dir's mode (GuardHostDirs).
+func Main(m *testing.M) {
+	hostDirs := GuardHostDirs()
+	code := m.Run()
+	RemoveBusyboxRootfs()
+	if err := hostDirs(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	os.Exit(code)
 }
