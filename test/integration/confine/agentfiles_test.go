@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // agentProbe: $1 the project. Writes the agent's state, then tries each
@@ -32,15 +35,15 @@ echo "history=$(cat "$HOME/.claude/history.jsonl" | wc -l)"
 // --write names them. Before: the state write was refused (EROFS) and
 // the hook, git config and .mcp.json were written.
 func TestAgentFiles(t *testing.T) {
-	for _, b := range backends() {
-		if b.name != "namespace" && b.name != "namespace-userns" {
+	for _, b := range rows() {
+		if b.Name != "namespace" && b.Name != "namespace-userns" {
 			continue
 		}
 		uid := 0
-		if !b.root {
-			uid = nobody
+		if b.Unprivileged {
+			uid = testutil.Nobody
 		}
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			home := homeIn(t, "/var/tmp", uid, 0o700)
 			proj := ownedDir(t, filepath.Join(home, "proj"), uid, 0o755)
 			ownedDir(t, filepath.Join(proj, ".git"), uid, 0o755)
@@ -114,13 +117,13 @@ func TestAgentFiles(t *testing.T) {
 // the host's project into the container, its git hooks and config stay
 // read-only there too. Before, the hook was written on every runtime.
 func TestProtectedPathsContainers(t *testing.T) {
-	for _, b := range []backend{ociBackend("crun"), ociBackend("runc"), dockerBackend()} {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range []backend{backends.Get("oci-crun"), backends.Get("oci-runc"), backends.Get("docker")} {
+		t.Run(b.Name, func(t *testing.T) {
 			proj := hostDir(t, 0)
 			ownedDir(t, filepath.Join(proj, ".git", "hooks"), 0, 0o755)
 			writeOwned(t, filepath.Join(proj, ".git", "config"), "", 0)
 			flags := []string{"--write", proj}
-			if b.name == "oci-runc" {
+			if b.Name == "oci-runc" {
 				flags = append(flags, "--userns", "host") // runc 1.1 cannot idmap a writable bind
 			}
 			probe := `cd "$1"

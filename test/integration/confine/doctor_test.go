@@ -47,9 +47,9 @@ func doctor(t *testing.T, asNobody bool, args ...string) (int, []byte) {
 	t.Helper()
 	cmd := exec.Command(testutil.Binary(t, "loki-supervise"), append([]string{"doctor"}, args...)...)
 	if asNobody {
-		sup, _, _ := unprivilegedCopies(t)
+		sup := testutil.AsNobody(t).Supervise
 		cmd = exec.Command(sup, append([]string{"doctor"}, args...)...)
-		cmd.SysProcAttr = asUser(nobody)
+		cmd.SysProcAttr = testutil.AsUser(testutil.Nobody)
 	}
 	cmd.Dir = "/"
 	var errb bytes.Buffer
@@ -158,13 +158,13 @@ func TestDoctor(t *testing.T) {
 // namespaces), and a cgroup nobody cannot write is reported with its fix.
 func TestDoctorUnprivileged(t *testing.T) {
 	testutil.RequireRoot(t)
-	requireUserNamespaces(t)
+	testutil.RequireUserNamespaces(t)
 	code, out := doctor(t, true, "--json")
 	var r doctorReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, out)
 	}
-	if code != 0 || !r.DefaultSession || r.UID != nobody || !r.ok(t, "pid+mount+user namespaces") {
+	if code != 0 || !r.DefaultSession || r.UID != testutil.Nobody || !r.ok(t, "pid+mount+user namespaces") {
 		t.Errorf("exit %d, report %+v: want 0 and the default session possible", code, r)
 	}
 	if !writableCgroup(t) && r.ok(t, "cgroup pids") {

@@ -20,9 +20,9 @@ func doctorIn(t *testing.T, dir string, asNobody bool) (int, doctorReport) {
 	sup := testutil.Binary(t, "loki-supervise")
 	cmd := exec.Command(sup, "doctor", "--json")
 	if asNobody {
-		sup, _, _ = unprivilegedCopies(t)
+		sup = testutil.AsNobody(t).Supervise
 		cmd = exec.Command(sup, "doctor", "--json")
-		cmd.SysProcAttr = asUser(nobody)
+		cmd.SysProcAttr = testutil.AsUser(testutil.Nobody)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/"}
 	}
 	cmd.Dir = dir
@@ -61,15 +61,16 @@ func TestDoctorRunsTheSession(t *testing.T) {
 		}
 	})
 	t.Run("nobody-oci", func(t *testing.T) {
-		requireUserNamespaces(t)
+		testutil.RequireUserNamespaces(t)
 		_, r := doctorIn(t, "/", true)
 		for _, rt := range []string{"crun", "runc"} {
 			if _, err := exec.LookPath(rt); err != nil {
 				continue
 			}
-			sup, init, ctl := unprivilegedCopies(t)
+			u := testutil.AsNobody(t)
+			sup, init, ctl := u.Supervise, u.Init, u.ControlRoot
 			cmd := exec.Command(sup, "session", "--init", init, "--control-root", ctl, "--isolation", "oci", "--runtime", rt, "--rootfs", rootfs(t), "--", "/bin/true")
-			cmd.SysProcAttr = asUser(nobody)
+			cmd.SysProcAttr = testutil.AsUser(testutil.Nobody)
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=/"}
 			cmd.Dir = "/"
 			out, err := cmd.CombinedOutput()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // TestEgressAllowlist: with --allow-host the peer's only way out is the
@@ -49,11 +50,11 @@ echo "denied=$(c http://127.0.0.1:` + denied + `/)"
 echo "denied_tunnel=$(c -p http://127.0.0.1:` + denied + `/ 2>&1 | tr -d '\n')"
 ` + curl + ` -sS --noproxy '*' --max-time 5 http://127.0.0.1:` + allowed + `/ >/dev/null 2>&1; echo "direct=$?"
 `
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			a0, d0 := allowedHits.Load(), deniedHits.Load()
 			code, out, stderr := session(t, b, []string{"--allow-host", "127.0.0.1:" + allowed, "--allow-host", "*.example.org"}, "/bin/sh", "-c", script)
-			if !strings.HasPrefix(b.name, "namespace") {
+			if !strings.HasPrefix(b.Name, "namespace") {
 				if code != 127 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--allow-host") {
 					t.Fatalf("exit %d, stderr %q: want 127 and one line refusing --allow-host", code, stderr)
 				}
@@ -92,7 +93,7 @@ echo "denied_tunnel=$(c -p http://127.0.0.1:` + denied + `/ 2>&1 | tr -d '\n')"
 // TestAllowHostFlags: --allow-host with another network, or a value
 // that is not a destination, is a usage error before anything starts.
 func TestAllowHostFlags(t *testing.T) {
-	b := backends()[0]
+	b := backends.Get("namespace")
 	for _, flags := range [][]string{
 		{"--allow-host", "example.com", "--network", "host"},
 		{"--allow-host", "example.com", "--network", "none"},

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // hostDir makes a directory outside /tmp (which a confined session
@@ -61,16 +64,16 @@ if (echo x > /dev/null) 2>/dev/null; then echo null=ok; else echo null=broken; f
 // private, /dev holds only the usual devices, --hide shows an empty dir;
 // --fs host is the control case.
 func TestFilesystem(t *testing.T) {
-	for _, b := range backends() {
-		if !strings.HasPrefix(b.name, "namespace") {
+	for _, b := range rows() {
+		if !strings.HasPrefix(b.Name, "namespace") {
 			continue // the oci backend's filesystem is its rootfs: TestFilesystemOCI
 		}
 		uid := 0
-		if !b.root {
-			uid = nobody
+		if b.Unprivileged {
+			uid = testutil.Nobody
 		}
 		for _, mode := range []string{"confined", "host"} {
-			t.Run(b.name+"/"+mode, func(t *testing.T) {
+			t.Run(b.Name+"/"+mode, func(t *testing.T) {
 				ws, other, wr, hid := hostDir(t, uid), hostDir(t, uid), hostDir(t, uid), hostDir(t, uid)
 				writeOwned(t, filepath.Join(other, "file"), "orig", uid)
 				writeOwned(t, filepath.Join(hid, "secret"), "s3cret", uid)
@@ -134,12 +137,12 @@ func TestFilesystem(t *testing.T) {
 // binds a host dir writable at its path, --hide covers a path of the
 // rootfs, --fs host is refused (the container never sees the host root).
 func TestFilesystemOCI(t *testing.T) {
-	for _, b := range backends() {
-		if !strings.HasPrefix(b.name, "oci") {
+	for _, b := range rows() {
+		if !strings.HasPrefix(b.Name, "oci") {
 			continue
 		}
-		t.Run(b.name, func(t *testing.T) {
-			b.setup(t)
+		t.Run(b.Name, func(t *testing.T) {
+			b.Require(t)
 			wr := hostDir(t, 0)
 			hid := filepath.Join(rootfs(t), "etc", "hidden-"+filepath.Base(wr))
 			if err := os.MkdirAll(hid, 0o755); err != nil {
@@ -149,7 +152,7 @@ func TestFilesystemOCI(t *testing.T) {
 			writeOwned(t, filepath.Join(hid, "secret"), "s3cret", 0)
 			inside := "/etc/" + filepath.Base(hid)
 			flags := []string{"--write", wr, "--hide", inside}
-			if b.name == "oci-runc" {
+			if b.Name == "oci-runc" {
 				// runc 1.1 cannot idmap a mount, so a writable bind
 				// needs the host's ids (TestPrivateUserNamespaceRefusals).
 				flags = append(flags, "--userns", "host")
@@ -192,7 +195,7 @@ echo "token=$(cat "$TOKEN" 2>/dev/null)"
 // empties the container's PATH (a dir inside a --bind, and a file); the
 // image's root stays read-only. --fs host is refused in one line.
 func TestFilesystemDocker(t *testing.T) {
-	b := dockerBackend()
+	b := backends.Get("docker")
 	wr, data, tok := hostDir(t, 0), hostDir(t, 0), hostDir(t, 0)
 	writeOwned(t, filepath.Join(data, "visible"), "seen", 0)
 	if err := os.Mkdir(filepath.Join(data, "sub"), 0o755); err != nil {

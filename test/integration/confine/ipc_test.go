@@ -27,15 +27,15 @@ func TestHostIPCOutOfReach(t *testing.T) {
 	if _, err := unix.SysvShmGet(key, 0, 0); err != nil {
 		t.Fatalf("control: the host cannot find its own segment: %v", err)
 	}
-	for _, be := range backends() {
-		if !be.root {
+	for _, be := range rows() {
+		if be.Unprivileged {
 			continue // a segment of root's is out of nobody's reach anyway
 		}
 		for _, flags := range [][]string{nil, {"--fs", "host"}} {
-			if flags != nil && be.name != "namespace" {
+			if flags != nil && be.Name != "namespace" {
 				continue
 			}
-			t.Run(be.name+"/"+strconv.Itoa(len(flags)), func(t *testing.T) {
+			t.Run(be.Name+"/"+strconv.Itoa(len(flags)), func(t *testing.T) {
 				code, out, stderr := session(t, be, flags, netprobe(t, be), "shm", strconv.Itoa(key))
 				if code != 0 {
 					t.Fatalf("exit %d, stderr %q", code, stderr)

@@ -33,8 +33,8 @@ echo "firmware=$(ls -A /sys/firmware 2>/dev/null | wc -l)"
 // what Docker's default config masks.
 func TestPeerCannotWriteKernelInterfaces(t *testing.T) {
 	before, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			code, out, stderr := session(t, b, nil, "sh", "-c", kernelProbe)
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -48,7 +48,7 @@ func TestPeerCannotWriteKernelInterfaces(t *testing.T) {
 					t.Errorf("the peer can open %s for writing", k)
 				}
 			}
-			if strings.HasPrefix(b.name, "namespace") && r["sysfiles"] == "0" {
+			if strings.HasPrefix(b.Name, "namespace") && r["sysfiles"] == "0" {
 				t.Errorf("the host's /sys/fs/cgroup files were not found: nothing was tested (%q)", out)
 			}
 			for _, k := range []string{"kcore", "keys", "firmware"} {

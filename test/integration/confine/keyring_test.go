@@ -19,8 +19,8 @@ func TestKeyringsOutOfReach(t *testing.T) {
 	rand.Read(b[:])
 	name, secret := "loki-confine-"+hex.EncodeToString(b[:]), "s3cret-"+hex.EncodeToString(b[:3])
 	for _, be := range rootBackendsOnly() {
-		t.Run(be.name, func(t *testing.T) {
-			be.setup(t)
+		t.Run(be.Name, func(t *testing.T) {
+			be.Require(t)
 			id, err := unix.AddKey("user", name, []byte(secret), unix.KEY_SPEC_USER_KEYRING)
 			if err != nil {
 				t.Skipf("no keyrings here: %v", err)
@@ -30,7 +30,7 @@ func TestKeyringsOutOfReach(t *testing.T) {
 				t.Fatalf("control: the host cannot find its own key: %v", err)
 			}
 			for _, flags := range [][]string{nil, {"--fs", "host"}} {
-				if flags != nil && be.name != "namespace" {
+				if flags != nil && be.Name != "namespace" {
 					continue
 				}
 				code, out, stderr := session(t, be, flags, netprobe(t, be), "key", name)
@@ -53,8 +53,8 @@ func TestKeyringsOutOfReach(t *testing.T) {
 
 func rootBackendsOnly() []backend {
 	var out []backend
-	for _, b := range backends() {
-		if b.root {
+	for _, b := range rows() {
+		if !b.Unprivileged {
 			out = append(out, b)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // ownedDir makes dir (mode) owned by uid.
@@ -55,13 +57,13 @@ echo "cwd=$(pwd)"
 // cwd in /dev/shm at launch-cwd (125), and without root a HOME under
 // /tmp was missing from the private /tmp.
 func TestAgentLayouts(t *testing.T) {
-	for _, b := range backends() {
-		if b.name != "namespace" && b.name != "namespace-userns" {
+	for _, b := range rows() {
+		if b.Name != "namespace" && b.Name != "namespace-userns" {
 			continue
 		}
 		uid := 0
-		if !b.root {
-			uid = nobody
+		if b.Unprivileged {
+			uid = testutil.Nobody
 		}
 		for _, tc := range []struct {
 			name string
@@ -105,7 +107,7 @@ func TestAgentLayouts(t *testing.T) {
 				return home, proj, nil, proj
 			}},
 		} {
-			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				home, cwd, flags, dir := tc.layout(t)
 				flags = append([]string{"--cwd", cwd}, flags...)
 				code, out, stderr := sessionEnv(t, b, []string{"HOME=" + home}, flags, "sh", "-c", layoutProbe, "probe", dir, filepath.Join(home, ".config-probe"))

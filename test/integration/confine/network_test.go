@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // TestNetwork: host shares the host's network (the control case: the
@@ -66,12 +68,12 @@ func TestNetwork(t *testing.T) {
 		{"loopback", "refused", "ok", false},
 		{"none", "refused", "refused", false},
 	}
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.mode, func(t *testing.T) {
 					self := tc.selfTalk
-					if tc.mode == "none" && !strings.HasPrefix(b.name, "namespace") {
+					if tc.mode == "none" && !strings.HasPrefix(b.Name, "namespace") {
 						// crun and runc always bring lo up in a new
 						// network namespace (docs/confinement.md).
 						self = "ok"
@@ -125,10 +127,10 @@ func netprobe(t *testing.T, b backend) string {
 	if probeErr != nil {
 		t.Fatalf("build netprobe: %v", probeErr)
 	}
-	if strings.HasPrefix(b.name, "oci") {
+	if strings.HasPrefix(b.Name, "oci") {
 		dst := filepath.Join(rootfs(t), "bin", "netprobe")
 		if _, err := os.Stat(dst); err != nil {
-			copyExecutable(t, probePath, filepath.Dir(dst))
+			testutil.CopyExecutable(t, probePath, filepath.Dir(dst))
 		}
 		return "/bin/netprobe"
 	}

@@ -15,9 +15,10 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
-var nsRoot = backends()[0]
+var nsRoot = backends.Get("namespace")
 
 // cgroupOf prints, from inside the session, the host path of the
 // session's cgroup in controller ctrl's hierarchy (v1), or the unified
@@ -38,7 +39,7 @@ func script(ctrl, body string) []string {
 
 // limitBackends are the backends that apply --pids-max and --memory-max.
 func limitBackends() []backend {
-	return []backend{nsRoot, ociBackend("crun"), ociBackend("runc"), dockerBackend()}
+	return []backend{nsRoot, backends.Get("oci-crun"), backends.Get("oci-runc"), backends.Get("docker")}
 }
 
 // assertGone: the session's cgroup (with the runtime's own, for a
@@ -66,7 +67,7 @@ func assertGone(t *testing.T, b backend, r map[string]string, session bool) {
 	// engine's reaping of the namespace's last processes may still be
 	// under way then (seen before this change too).
 	bound := time.Duration(0)
-	if b.name == "docker" {
+	if b.Name == "docker" {
 		bound = 10 * time.Second
 	}
 	if !testutil.WaitUntil(bound, func() bool { return len(testutil.NamespacePIDs(r["ns"])) == 0 }) {
@@ -77,7 +78,7 @@ func assertGone(t *testing.T, b backend, r map[string]string, session bool) {
 		}
 		t.Errorf("processes of the session's namespace left: %q", left)
 	}
-	if b.name == "docker" {
+	if b.Name == "docker" {
 		if r["host"] == "" {
 			t.Fatal("no container id printed")
 		}
@@ -148,10 +149,10 @@ func TestForkBombStopsAtPidsMax(t *testing.T) {
 	}
 	for _, b := range limitBackends() {
 		for _, tc := range cases {
-			if tc.host && b.name != nsRoot.name {
+			if tc.host && b.Name != nsRoot.Name {
 				continue
 			}
-			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				if tc.host {
 					if _, err := os.Stat("/usr/bin/python3"); err != nil {
 						t.Fatal("no /usr/bin/python3 (.ci/run installs it)")
@@ -182,7 +183,7 @@ func TestForkBombStopsAtPidsMax(t *testing.T) {
 // event.
 func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
 	for _, b := range limitBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			code, out, stderr := session(t, b, []string{"--memory-max", "32M"}, script("memory",
 				`x=$(head -c 100000000 /dev/zero | tr "\0" a); echo survived ${#x}`)...)
 			r := results(out)
@@ -191,7 +192,7 @@ func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
 			}
 			notes := limitNotes(stderr)
 			want := "loki-supervise: memory limit reached: session exceeded --memory-max 32M: the kernel killed "
-			if b.name == "docker" {
+			if b.Name == "docker" {
 				want = "loki-supervise: memory limit reached: session exceeded --memory-max 32M: the kernel's OOM killer killed in the container"
 			}
 			if len(notes) != 1 || !strings.HasPrefix(notes[0], want) || !strings.HasSuffix(notes[0], "(exit 137)") {
@@ -200,7 +201,7 @@ func TestMemoryHogKilledAtMemoryMax(t *testing.T) {
 			if strings.Contains(stderr, "goroutine ") {
 				t.Errorf("stderr %q: a stack trace", stderr)
 			}
-			assertGone(t, b, r, b.name != "docker")
+			assertGone(t, b, r, b.Name != "docker")
 		})
 	}
 }
@@ -261,7 +262,7 @@ func requireV1(t *testing.T, ctrl string) {
 // TestStaleCgroupSwept: after kill -9 of the supervisor, its session's
 // cgroup is left (empty); the next session in the control root removes it.
 func TestStaleCgroupSwept(t *testing.T) {
-	nsRoot.setup(t)
+	nsRoot.Require(t)
 	sup, init := testutil.Binary(t, "loki-supervise"), testutil.Binary(t, "loki-init")
 	ctl := t.TempDir()
 	cmd := exec.Command(sup, append([]string{"session", "--init", init, "--control-root", ctl, "--wait-after-eof", "--"},
@@ -333,8 +334,8 @@ func runIn(t *testing.T, sup, init, ctl string, peer ...string) (int, string, st
 // cgroup) exits 127, never runs unlimited; the default pids limit alone
 // is skipped there with a one-line notice.
 func TestLimitRefusals(t *testing.T) {
-	none := backend{name: "none", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "none"} }}
-	userns := backends()[1]
+	none := backends.Get("none")
+	userns := backends.Get("namespace-userns")
 	cases := []struct {
 		name  string
 		b     backend
@@ -375,7 +376,7 @@ func writableCgroup(t *testing.T) bool {
 		return true // v2: delegation varies; the test's premise is v1's root-only dirs
 	}
 	s := st.Sys().(*syscall.Stat_t)
-	return s.Uid == nobody || st.Mode().Perm()&0o002 != 0
+	return s.Uid == testutil.Nobody || st.Mode().Perm()&0o002 != 0
 }
 
 // TestForkBombNeverKillsInit: on the namespace backend the peer is born

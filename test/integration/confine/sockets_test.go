@@ -64,8 +64,8 @@ func TestHostSocketsOutOfReach(t *testing.T) {
 	abstract := "@loki-confine-" + hex.EncodeToString(b[:])
 	listenUnix(t, abstract)
 	scoped := landlockABI() >= 6
-	for _, be := range backends() {
-		if !strings.HasPrefix(be.name, "namespace") {
+	for _, be := range rows() {
+		if !strings.HasPrefix(be.Name, "namespace") {
 			continue
 		}
 		for _, tc := range []struct {
@@ -77,7 +77,7 @@ func TestHostSocketsOutOfReach(t *testing.T) {
 			{[]string{"--fs", "host"}, "connected", "connected"},
 			{[]string{"--write", dir}, "connected", map[bool]string{true: "refused", false: "connected"}[scoped]},
 		} {
-			t.Run(be.name+"/"+strings.Join(tc.flags, "="), func(t *testing.T) {
+			t.Run(be.Name+"/"+strings.Join(tc.flags, "="), func(t *testing.T) {
 				code, out, stderr := session(t, be, tc.flags, netprobe(t, be), "unix", path, abstract)
 				if code != 0 {
 					t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -110,12 +110,12 @@ func TestOCIAbstractSocketsOutOfReach(t *testing.T) {
 	rand.Read(b[:])
 	abstract := "@loki-confine-oci-" + hex.EncodeToString(b[:])
 	listenUnix(t, abstract)
-	for _, be := range backends() {
-		if !strings.HasPrefix(be.name, "oci") {
+	for _, be := range rows() {
+		if !strings.HasPrefix(be.Name, "oci") {
 			continue
 		}
 		for _, flags := range [][]string{nil, {"--userns", "host"}, {"--network", "loopback"}} {
-			t.Run(be.name+"/"+strings.Join(flags, "="), func(t *testing.T) {
+			t.Run(be.Name+"/"+strings.Join(flags, "="), func(t *testing.T) {
 				code, out, stderr := session(t, be, flags, netprobe(t, be), "unix", abstract)
 				if code != 0 {
 					t.Fatalf("exit %d, stderr %q", code, stderr)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // TestAgentToolsUnderSyscallPolicy guards what agents run against the
@@ -28,7 +29,7 @@ echo "npm=$(npm --version >/dev/null 2>&1 && echo ok || echo failed)"
 python3 -c 'import shutil; shutil.copy2("f", "g"); print("python=ok")'
 if command -v pip >/dev/null; then echo "pip=$(pip --version >/dev/null 2>&1 && echo ok || echo failed)"; else echo pip=ok; fi
 `
-	code, out, stderr := session(t, backends()[0], nil, "sh", "-c", script)
+	code, out, stderr := session(t, backends.Get("namespace"), nil, "sh", "-c", script)
 	if code != 0 {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
@@ -50,7 +51,7 @@ if command -v pip >/dev/null; then echo "pip=$(pip --version >/dev/null 2>&1 && 
 // more revealing one (as under Docker); Codex retries without it.
 func TestNestedSandbox(t *testing.T) {
 	bwrap := testutil.RequireCommand(t, "bwrap")
-	ns, nsUser := backends()[0], backends()[1]
+	ns, nsUser := backends.Get("namespace"), backends.Get("namespace-userns")
 	for _, tc := range []struct {
 		name  string
 		b     backend

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // threadProbe prints one line per thread of PID 1 (loki-init) and of the
@@ -46,7 +47,7 @@ f=/tmp/loki-suid-$$
 // and the peer is refused a set-uid mode, which only that policy
 // refuses.
 func TestEveryThreadUnprivileged(t *testing.T) {
-	ns, nsUser, crun, runc := backends()[0], backends()[1], backends()[2], backends()[3]
+	ns, nsUser, crun, runc := backends.Get("namespace"), backends.Get("namespace-userns"), backends.Get("oci-crun"), backends.Get("oci-runc")
 	for _, tc := range []struct {
 		name  string
 		b     backend
@@ -55,13 +56,13 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 	}{
 		{"private userns", ns, nil, 0},
 		{"userns host", ns, []string{"--userns", "host"}, 0},
-		{"user", ns, []string{"--user", "65534:65534"}, nobody},
-		{"user fs host", ns, []string{"--user", "65534:65534", "--fs", "host"}, nobody},
-		{"unprivileged supervisor", nsUser, nil, nobody},
+		{"user", ns, []string{"--user", "65534:65534"}, testutil.Nobody},
+		{"user fs host", ns, []string{"--user", "65534:65534", "--fs", "host"}, testutil.Nobody},
+		{"unprivileged supervisor", nsUser, nil, testutil.Nobody},
 		{"oci crun", crun, nil, 0},
 		{"oci runc", runc, nil, 0},
-		{"oci crun user", crun, []string{"--user", "65534:65534"}, nobody},
-		{"docker", dockerBackend(), nil, 0},
+		{"oci crun user", crun, []string{"--user", "65534:65534"}, testutil.Nobody},
+		{"docker", backends.Get("docker"), nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := session(t, tc.b, tc.flags, "sh", "-c", threadProbe)
@@ -76,7 +77,7 @@ func TestEveryThreadUnprivileged(t *testing.T) {
 			}
 			// The namespace stage leaves the bounding set alone: under
 			// no_new_privs it limits nothing (TestNoCapabilityFromExec).
-			if tc.b.name != ns.name && tc.b.name != nsUser.name {
+			if tc.b.Name != ns.Name && tc.b.Name != nsUser.Name {
 				want["CapBnd"] = none
 			}
 			init, peer, filters := 0, 0, map[string]int{}
@@ -152,7 +153,7 @@ func privileged(t *testing.T) string {
 	}
 	for _, name := range []string{"suid", "fcap"} {
 		cmd := exec.Command(filepath.Join(dir, name), "/proc/self/status")
-		cmd.SysProcAttr = asUser(nobody)
+		cmd.SysProcAttr = testutil.AsUser(testutil.Nobody)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("%s as nobody on the host: %v", name, err)
@@ -185,7 +186,7 @@ func capSet(status, key string) string {
 // set-uid bits, checked), and from an unprivileged supervisor.
 func TestNoCapabilityFromExec(t *testing.T) {
 	testutil.RequireRoot(t)
-	ns, nsUser := backends()[0], backends()[1]
+	ns, nsUser := backends.Get("namespace"), backends.Get("namespace-userns")
 	dir := privileged(t)
 	probe := `for b in suid fcap; do
 	printf '%s' "$b"
@@ -204,9 +205,9 @@ python3 -c 'import os, sys; print("nosuid=%d" % bool(os.statvfs(sys.argv[1]).f_f
 	}{
 		{"private userns", ns, nil, 0, false},
 		{"userns host", ns, []string{"--userns", "host"}, 0, false},
-		{"user fs host", ns, []string{"--user", "65534:65534", "--fs", "host"}, nobody, true},
+		{"user fs host", ns, []string{"--user", "65534:65534", "--fs", "host"}, testutil.Nobody, true},
 		{"userns host fs host", ns, []string{"--userns", "host", "--fs", "host"}, 0, true},
-		{"unprivileged supervisor", nsUser, nil, nobody, false},
+		{"unprivileged supervisor", nsUser, nil, testutil.Nobody, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := session(t, tc.b, tc.flags, "sh", "-c", probe, "sh", dir)

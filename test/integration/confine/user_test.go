@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // userProbe prints the peer's ids and whether it can write its control
@@ -25,8 +27,8 @@ echo "leasebytes=$(cat "$c/lease" 2>/dev/null | wc -c)"
 // only that group). The init must still read its lease (the session would
 // die with 124 otherwise) and the peer must not write it or its dir.
 func TestUser(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			code, out, stderr := session(t, b, []string{"--user", "65534:65534"}, "sh", "-c", userProbe)
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -49,11 +51,11 @@ func TestUser(t *testing.T) {
 // maps only its own uid, so another --user cannot be given: one line,
 // exit 127, and the peer never runs.
 func TestUserRefusedWithoutRoot(t *testing.T) {
-	for _, b := range backends() {
-		if b.root {
+	for _, b := range rows() {
+		if !b.Unprivileged {
 			continue
 		}
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			code, out, stderr := session(t, b, []string{"--user", "0:0"}, "sh", "-c", "echo ran")
 			if code != 127 || strings.Contains(out, "ran") {
 				t.Fatalf("exit %d, stdout %q: want 127 and no run", code, out)
@@ -69,7 +71,7 @@ func TestUserRefusedWithoutRoot(t *testing.T) {
 // TestConfinementRefusedByNone: --isolation none cannot give a user or a
 // network of its own, and says so instead of running unconfined.
 func TestConfinementRefusedByNone(t *testing.T) {
-	none := backend{name: "none", root: true, setup: func(*testing.T) []string { return []string{"--isolation", "none"} }}
+	none := backends.Get("none")
 	for _, flags := range [][]string{{"--user", "65534"}, {"--network", "none"}, {"--fs", "confined"},
 		{"--write", os.TempDir()}, {"--hide", os.TempDir()}, {"--memory-max", "64M"}} {
 		t.Run(strings.Join(flags, "="), func(t *testing.T) {

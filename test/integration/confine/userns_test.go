@@ -71,7 +71,7 @@ func hostFixture(t *testing.T) (secret, ws string) {
 // (TestPrivateUserNamespaceRefusals) and checked only with --userns host.
 // --userns host is the control case: the same probe then reads the secret.
 func TestPrivateUserNamespace(t *testing.T) {
-	all := backends()
+	all := rows()
 	for _, b := range []backend{all[0], all[2], all[3]} {
 		for _, tc := range []struct {
 			name    string
@@ -82,10 +82,10 @@ func TestPrivateUserNamespace(t *testing.T) {
 			{"private", []string{"--userns", "private"}, true},
 			{"host", []string{"--userns", "host"}, false},
 		} {
-			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+			t.Run(b.Name+"/"+tc.name, func(t *testing.T) {
 				secret, ws := hostFixture(t)
-				oci := strings.HasPrefix(b.name, "oci")
-				withWS := !(b.name == "oci-runc" && tc.private)
+				oci := strings.HasPrefix(b.Name, "oci")
+				withWS := !(b.Name == "oci-runc" && tc.private)
 				flags := append([]string{}, tc.flags...)
 				if oci {
 					// The secret's dir, read-only at /host; the
@@ -157,7 +157,7 @@ func TestPrivateUserNamespaceRefusals(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	all := backends()
+	all := rows()
 	for _, tc := range []struct {
 		name  string
 		b     backend
