@@ -9,11 +9,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // directBackends pass the client's own descriptors to the peer (no relay,
 // no forwarder) when they are pipes or sockets.
-func directBackends() []backend { return []backend{namespaceBackend(), ociBackend("crun")} }
+func directBackends() []backend { return []backend{get("namespace"), get("oci-crun")} }
 
 // TestDirectStdio: with pipes on the client's side, the peer holds the
 // client's own pipes (and with --relay it does not), and the outcomes the
@@ -24,7 +26,7 @@ func directBackends() []backend { return []backend{namespaceBackend(), ociBacken
 // TestRelayByteExact: both run in this mode too.)
 func TestDirectStdio(t *testing.T) {
 	for _, b := range directBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Run("the peer has the client's pipes", func(t *testing.T) {
 				for _, relay := range []bool{false, true} {
 					var flags []string
@@ -52,7 +54,7 @@ func TestDirectStdio(t *testing.T) {
 					w.Close()
 					got, _ := io.ReadAll(out)
 					n := len(got)
-					if code := waitBounded(t, cmd, generous); code != 0 {
+					if code := testutil.WaitExit(t, cmd, generous); code != 0 {
 						t.Fatalf("exit %d, stderr %q", code, stderr.String())
 					}
 					if same := string(got[:n]) == want; same == relay {
@@ -78,7 +80,7 @@ func TestDirectStdio(t *testing.T) {
 					t.Fatalf("first read %q %v", buf, err)
 				}
 				out.Close()
-				if code := waitBounded(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "output-lost") {
+				if code := testutil.WaitExit(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "output-lost") {
 					t.Fatalf("exit %d, stderr %q: want 125 output-lost", code, stderr.String())
 				}
 			})

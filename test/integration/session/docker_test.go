@@ -26,7 +26,7 @@ import (
 // first, and returns the command, the container id and the line reader.
 func dockerReady(t *testing.T, flags []string, script string, env ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
-	cmd := supervise(t, dockerBackend(), flags, "sh", "-c", `echo "ready $(hostname)"; `+script)
+	cmd := supervise(t, get("docker"), flags, "sh", "-c", `echo "ready $(hostname)"; `+script)
 	cmd.Env = append(cmd.Env, env...)
 	stdout, stderr := startHeld(t, cmd)
 	line := stdout.next(t, 60*time.Second)
@@ -51,10 +51,10 @@ func TestDockerInitKilled(t *testing.T) {
 	if out, err := exec.Command("docker", "kill", id).CombinedOutput(); err != nil {
 		t.Fatalf("docker kill: %v %s", err, out)
 	}
-	if code := waitBounded(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "session ended by signal 9") {
+	if code := testutil.WaitExit(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "session ended by signal 9") {
 		t.Fatalf("exit %d, stderr %q: want 125 and \"session ended by signal 9\"", code, stderr.String())
 	}
-	r := run(t, supervise(t, dockerBackend(), nil, "sh", "-c", "exit 137"), "", generous)
+	r := run(t, supervise(t, get("docker"), nil, "sh", "-c", "exit 137"), "", generous)
 	if r.code != 137 || r.stderr != "" {
 		t.Fatalf("peer's own exit 137: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -67,7 +67,7 @@ func TestDockerStartFails(t *testing.T) {
 	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, supervise(t, dockerBackend(), []string{"--bind", file + ":/bin"}, "true"), "", generous)
+	r := run(t, supervise(t, get("docker"), []string{"--bind", file + ":/bin"}, "true"), "", generous)
 	if r.code != 127 || !strings.Contains(r.stderr, "did not start") {
 		t.Fatalf("exit %d, stderr %q: want 127 naming that the container did not start", r.code, r.stderr)
 	}
@@ -77,7 +77,7 @@ func TestDockerStartFails(t *testing.T) {
 // closed early) is lost output (125), not the peer's code, and the
 // container is gone afterwards.
 func TestDockerOutputLost(t *testing.T) {
-	cmd := supervise(t, dockerBackend(), nil, "sh", "-c", `echo "ready $(hostname)"; exec yes`)
+	cmd := supervise(t, get("docker"), nil, "sh", "-c", `echo "ready $(hostname)"; exec yes`)
 	stdin, _ := cmd.StdinPipe()
 	defer stdin.Close()
 	stdout, err := cmd.StdoutPipe()
@@ -98,7 +98,7 @@ func TestDockerOutputLost(t *testing.T) {
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
 	io.CopyN(io.Discard, br, 100)
 	stdout.Close() // like `| head -c 100`
-	if code := waitBounded(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "output-lost") {
+	if code := testutil.WaitExit(t, cmd, generous); code != 125 || !strings.Contains(stderr.String(), "output-lost") {
 		t.Fatalf("exit %d, stderr %q: want 125 output-lost", code, stderr.String())
 	}
 	if !testutil.WaitUntil(30*time.Second, func() bool { return !containerExists(id) }) {
@@ -110,7 +110,7 @@ func TestDockerOutputLost(t *testing.T) {
 // is created on the host.
 func TestDockerBindMissingSource(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
-	r := run(t, supervise(t, dockerBackend(), []string{"--bind", missing + ":/work"}, "true"), "", generous)
+	r := run(t, supervise(t, get("docker"), []string{"--bind", missing + ":/work"}, "true"), "", generous)
 	if r.code != 127 {
 		t.Fatalf("exit %d, want 127 (stderr %q)", r.code, r.stderr)
 	}
@@ -122,7 +122,7 @@ func TestDockerBindMissingSource(t *testing.T) {
 // Item 6: the hint fits the failure: an unknown image while the daemon
 // runs names the image, never "start the Docker daemon".
 func TestDockerHints(t *testing.T) {
-	r := run(t, supervise(t, dockerBackend(), []string{"--image", "loki-test:no-such-image"}, "true"), "", generous)
+	r := run(t, supervise(t, get("docker"), []string{"--image", "loki-test:no-such-image"}, "true"), "", generous)
 	if r.code != 127 || !strings.Contains(r.stderr, "loki-test:no-such-image is not available") ||
 		strings.Contains(r.stderr, "start the Docker daemon") {
 		t.Fatalf("unknown image: exit %d, stderr %q", r.code, r.stderr)
@@ -144,7 +144,7 @@ func TestDockerImageConfig(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := supervise(t, dockerBackend(), append([]string{"--image", img}, tc.flags...), "sh", "-c", probe)
+			cmd := supervise(t, get("docker"), append([]string{"--image", img}, tc.flags...), "sh", "-c", probe)
 			cmd.Env = append(cmd.Env, "PATH=/host/only:"+os.Getenv("PATH"), "HOME=/host/home")
 			r := run(t, cmd, "", generous)
 			if r.code != 0 || strings.TrimSpace(r.stdout) != tc.want {
@@ -158,7 +158,7 @@ func TestDockerImageConfig(t *testing.T) {
 // session once it runs: it is not "killed after it did not end in time".
 func TestDockerEarlySignal(t *testing.T) {
 	root := t.TempDir()
-	cmd := supervise(t, dockerBackend(), []string{"--stop-timeout", "60s", "--control-root", root}, "sh", "-c", "sleep 1000")
+	cmd := supervise(t, get("docker"), []string{"--stop-timeout", "60s", "--control-root", root}, "sh", "-c", "sleep 1000")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
@@ -177,7 +177,7 @@ func TestDockerEarlySignal(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	start := time.Now()
-	code := waitBounded(t, cmd, generous)
+	code := testutil.WaitExit(t, cmd, generous)
 	// Delivered, the peer is ended by it (128+15 too, with the init's
 	// line); undelivered, the session is killed at --stop-timeout, which
 	// says so.
@@ -200,7 +200,7 @@ func TestDockerNoSecondRemove(t *testing.T) {
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := run(t, supervise(t, dockerBackend(), []string{"--docker", wrapper}, "true"), "", generous)
+	r := run(t, supervise(t, get("docker"), []string{"--docker", wrapper}, "true"), "", generous)
 	if r.code != 0 {
 		t.Fatalf("exit %d (stderr %q)", r.code, r.stderr)
 	}
@@ -234,7 +234,7 @@ func TestDockerHungDaemon(t *testing.T) {
 				cmd.Process.Signal(syscall.SIGTERM)
 				time.Sleep(200 * time.Millisecond)
 			}
-			code := waitBounded(t, cmd, 60*time.Second)
+			code := testutil.WaitExit(t, cmd, 60*time.Second)
 			took := time.Since(start)
 			if code != 128+15 || took > 20*time.Second {
 				t.Fatalf("exit %d after %v, want 143 within 20 s (stderr %q)", code, took, stderr.String())
@@ -352,7 +352,7 @@ func TestDockerNonRootUser(t *testing.T) {
 			tag := "loki-test:busybox-user-" + strings.NewReplacer(":", "-").Replace(tc.user)
 			img := testutil.DockerImageFiles(t, tag, files, "USER "+tc.user)
 			flags := append([]string{"--image", img}, tc.flags...)
-			r := run(t, supervise(t, dockerBackend(), flags, "sh", "-c", `echo "uid=$(id -u) gid=$(id -g) HOME=$HOME"`), "", generous)
+			r := run(t, supervise(t, get("docker"), flags, "sh", "-c", `echo "uid=$(id -u) gid=$(id -g) HOME=$HOME"`), "", generous)
 			if r.code != 0 || strings.TrimSpace(r.stdout) != tc.want {
 				t.Fatalf("exit %d, stdout %q, want %q (stderr %q)", r.code, r.stdout, tc.want, r.stderr)
 			}

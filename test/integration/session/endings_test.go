@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // TestEOFByKindOfStdin: only a pipe or a socket is a client that can
@@ -22,7 +24,7 @@ func TestEOFByKindOfStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range relayBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, tc := range []struct {
 				name  string
 				stdin string // a path; "" is a pipe at EOF at once
@@ -51,7 +53,7 @@ func TestEOFByKindOfStdin(t *testing.T) {
 						if err := cmd.Start(); err != nil {
 							t.Fatal(err)
 						}
-						r = result{code: waitBounded(t, cmd, generous), stdout: out.String(), stderr: errb.String()}
+						r = result{code: testutil.WaitExit(t, cmd, generous), stdout: out.String(), stderr: errb.String()}
 					}
 					if r.code != tc.code || r.stdout != tc.out {
 						t.Fatalf("exit %d, stdout %q, stderr %q; want %d and %q", r.code, r.stdout, r.stderr, tc.code, tc.out)
@@ -66,8 +68,8 @@ func TestEOFByKindOfStdin(t *testing.T) {
 // loki-init's code (125) and one line that names it (before: the init's
 // line named no command, and none said 127).
 func TestMissingCommandNamed(t *testing.T) {
-	for _, b := range []backend{namespaceBackend(), noneBackend()} {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range []backend{get("namespace"), get("none")} {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, cmd := range []string{"no-such-agent-h34", "/nonexistent/agent"} {
 				r := run(t, supervise(t, b, nil, cmd, "--secret-arg"), "", generous)
 				lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")

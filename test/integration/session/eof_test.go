@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // TestEOFRuleSaysWhatItCut: with host stdin at EOF, the session ends a
@@ -18,7 +20,7 @@ import (
 func TestEOFRuleSaysWhatItCut(t *testing.T) {
 	const cutLine = "ACP supervisor refused at supervision: eof-cut-output\n"
 	for _, b := range relayBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			t.Run("idle peer", func(t *testing.T) {
 				r := run(t, supervise(t, b, nil, "sleep", "60"), "", generous)
 				if r.code != 0 || r.stderr != "" {
@@ -57,7 +59,7 @@ func TestEOFRuleSaysWhatItCut(t *testing.T) {
 						time.Sleep(10 * time.Millisecond) // ~6 MiB/s: 40 s for all of it
 					}
 				}()
-				code := waitBounded(t, cmd, generous)
+				code := testutil.WaitExit(t, cmd, generous)
 				n := <-got
 				if n == 256<<20 {
 					t.Fatalf("all %d bytes arrived (exit %d): the reader was not slow enough to test the cut", n, code)

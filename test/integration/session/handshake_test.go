@@ -9,17 +9,18 @@ import (
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // TestInitWithoutHandshake: a program given as --init that never reads the
 // launch prelude (so the peer never ran) fails as "not launched" (127)
 // with one line, whatever its own exit code; a real init's own codes stay.
 func TestInitWithoutHandshake(t *testing.T) {
-	b := namespaceBackend()
+	b := get("namespace")
 	for _, fake := range []string{"/bin/true", "/bin/false"} {
 		t.Run(fake, func(t *testing.T) {
 			marker := t.TempDir() + "/ran"
-			args := append([]string{"session", "--init", fake}, b.args(t)...)
+			args := append([]string{"session", "--init", fake}, b.Flags(t, backends.Busybox)...)
 			args = append(args, "--", "/bin/sh", "-c", "touch "+marker)
 			cmd := exec.Command(testutil.Binary(t, "loki-supervise"), args...)
 			r := run(t, cmd, "", generous)

@@ -5,7 +5,6 @@ package session
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -16,17 +15,21 @@ import (
 
 	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
-// backend is one way of running a session under test.
+// backend is a row of the shared table (testutil/backends) with what
+// this suite knows of it.
 type backend struct {
-	name string
-	args func(t *testing.T) []string // loki-supervise flags selecting it
-	// ownNamespace: the session has a PID namespace of its own (every
-	// backend with loki-init); its members are the session's processes.
-	ownNamespace bool
-	docker       bool     // the session is a docker container
-	leaseOnly    []string // flags that leave the lease as the only link to the supervisor
+	backends.Backend
+	suiteFacts
+}
+
+// suiteFacts are a row's answers to this suite's questions; a row with
+// none runs every scenario, and HostileSyscalls fails until it names its
+// hostileFlags.
+type suiteFacts struct {
+	leaseOnly []string // flags that leave the lease as the only link to the supervisor
 	// cannot names the suite's scenarios this backend cannot run, with
 	// the reason (runBackendSuite reports each as a skip).
 	cannot map[string]string
@@ -40,44 +43,23 @@ var (
 	usernsHost = []string{"--userns", "host"}
 )
 
-const noEngine = "no engine of its own to stop it: loki-supervise's own stop is the Signals scenario"
+const (
+	noEngine = "no engine of its own to stop it: loki-supervise's own stop is the Signals scenario"
+	noLease  = "no loki-init and no lease: the peer is the supervisor's child, ended with it"
+)
 
-func namespaceBackend() backend {
-	return backend{name: "namespace", args: func(t *testing.T) []string {
-		testutil.RequireRoot(t)
-		testutil.RequirePIDNamespace(t)
-		return []string{"--isolation", "namespace"}
-	}, ownNamespace: true, leaseOnly: []string{"--no-parent-death-signal"},
+var facts = map[string]suiteFacts{
+	"namespace": {leaseOnly: []string{"--no-parent-death-signal"},
 		cannot:       map[string]string{"EngineStop": noEngine},
-		hostileFlags: [][]string{nil, usernsHost, userNobody}}
-}
-
-func ociBackend(runtime string) backend {
-	b := backend{name: "oci-" + runtime, args: func(t *testing.T) []string {
-		testutil.RequireRoot(t)
-		testutil.RequireCommand(t, runtime)
-		return []string{"--isolation", "oci", "--runtime", runtime, "--rootfs", rootfs(t)}
-	}, ownNamespace: true, cannot: map[string]string{"EngineStop": "`" + runtime + " kill` is what loki-supervise sends itself (the Signals scenario)"},
-		hostileFlags: [][]string{usernsHost, userNobody}}
-	if runtime == "crun" {
-		// runc 1.1 cannot idmap the writable bind of a private user
-		// namespace (docs/confinement.md).
-		b.hostileFlags = append(b.hostileFlags, nil)
-	}
-	return b
-}
-
-// allBackends are the backends with real end-to-end coverage of the lease.
-func allBackends() []backend {
-	return []backend{namespaceBackend(), ociBackend("crun"), ociBackend("runc"), dockerBackend()}
-}
-
-// noneBackend runs the peer directly (no init, no lease, lineage tracking).
-func noneBackend() backend {
-	const noLease = "no loki-init and no lease: the peer is the supervisor's child, ended with it"
-	return backend{name: "none", args: func(t *testing.T) []string {
-		return []string{"--isolation", "none"}
-	}, cannot: map[string]string{
+		hostileFlags: [][]string{nil, usernsHost, userNobody}},
+	"oci-crun": {cannot: map[string]string{"EngineStop": "`crun kill` is what loki-supervise sends itself (the Signals scenario)"},
+		hostileFlags: [][]string{usernsHost, userNobody, nil}},
+	// runc 1.1 cannot idmap the writable bind of a private user namespace
+	// (docs/confinement.md): no default user for its hostile peer.
+	"oci-runc": {cannot: map[string]string{"EngineStop": "`runc kill` is what loki-supervise sends itself (the Signals scenario)"},
+		hostileFlags: [][]string{usernsHost, userNobody}},
+	"docker": {hostileFlags: [][]string{nil, userNobody}},
+	"none": {cannot: map[string]string{
 		"EngineStop":         noEngine,
 		"SupervisorKill9":    noLease,
 		"SupervisorStopped":  noLease,
@@ -85,39 +67,35 @@ func noneBackend() backend {
 		"SiblingsHidden":     "no control dir, no namespace: the peer sees what the supervisor's user sees",
 		"HostileSyscalls":    "no loki-init, no filter: the peer runs as the supervisor's own child, with its user's rights",
 		"HostSockets":        "no namespace: the peer reaches what the supervisor's user does",
-	}}
+	}},
 }
 
-func dockerBackend() backend {
-	return backend{name: "docker", args: func(t *testing.T) []string {
-		docker := testutil.RequireDocker(t)
-		return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
-	}, ownNamespace: true, docker: true, hostileFlags: [][]string{nil, userNobody}}
-}
+// get is the row called name with this suite's facts.
+func get(name string) backend { return backend{backends.Get(name), facts[name]} }
 
 // relayBackends are those whose stdio, exit codes and signals are tested:
-// every lease backend plus none.
-func relayBackends() []backend { return append(allBackends(), noneBackend()) }
+// every row a root supervisor runs (the unprivileged one is
+// SiblingsHidden's setups' and the confine suite's).
+func relayBackends() []backend {
+	var out []backend
+	for _, r := range backends.All() {
+		if !r.Unprivileged {
+			out = append(out, get(r.Name))
+		}
+	}
+	return out
+}
 
 // rootfs is the shared busybox root filesystem (testutil.BusyboxRootfs).
 func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
-func TestMain(m *testing.M) {
-	hostDirs := testutil.GuardHostDirs()
-	code := m.Run()
-	testutil.RemoveBusyboxRootfs()
-	if err := hostDirs(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // supervise returns a command running loki-supervise session with the
 // backend's flags, the built loki-init, extra flags, and the peer's argv.
 func supervise(t *testing.T, b backend, flags []string, peer ...string) *exec.Cmd {
 	t.Helper()
-	bflags := b.args(t)
+	bflags := b.Flags(t, backends.Busybox)
 	sup := testutil.Binary(t, "loki-supervise")
 	init := testutil.Binary(t, "loki-init")
 	args := append([]string{"session", "--init", init}, bflags...)
@@ -144,25 +122,8 @@ func run(t *testing.T, cmd *exec.Cmd, stdin string, timeout time.Duration) resul
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start loki-supervise: %v", err)
 	}
-	code := waitBounded(t, cmd, timeout)
+	code := testutil.WaitExit(t, cmd, timeout)
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
-}
-
-// waitBounded waits for cmd; past timeout it kills it (our own child, by
-// its os.Process) and fails.
-func waitBounded(t *testing.T, cmd *exec.Cmd, timeout time.Duration) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return testutil.ExitCode(err)
-	case <-time.After(timeout):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("loki-supervise did not finish within %v", timeout)
-		return -1
-	}
 }
 
 // startPiped starts cmd with a pipe to its stdin, its stdout read by

@@ -37,7 +37,7 @@ var hostileWant = map[string]string{
 // capable is left on the host.
 func scenarioHostileSyscalls(t *testing.T, b backend) {
 	if len(b.hostileFlags) == 0 {
-		t.Fatalf("%s names no way to run the hostile peer (hostileFlags)", b.name)
+		t.Fatalf("%s names no way to run the hostile peer (hostileFlags)", b.Name)
 	}
 	probe := hostile(t)
 	for _, flags := range b.hostileFlags {

@@ -71,7 +71,7 @@ const (
 // 503. A backend without the proxy refuses --allow-host (127, one line).
 func scenarioHostileEgress(t *testing.T, b backend) {
 	flags := []string{"--allow-host", "example.com"}
-	if b.name != "namespace" {
+	if b.Name != "namespace" {
 		r := run(t, supervise(t, b, flags, "/bin/true"), "", generous)
 		if r.code != 127 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--allow-host") {
 			t.Fatalf("exit %d, stderr %q: want 127 and one line refusing --allow-host", r.code, r.stderr)
@@ -208,7 +208,7 @@ func scenarioHostSockets(t *testing.T, b backend) {
 	flags := []string{"--socket", filepath.Join(vartmp, "opted.sock")}
 	peer := append([]string{bin}, host...)
 	view := func(p string) string { return p }
-	if b.name != "namespace" {
+	if b.Name != "namespace" {
 		// The container sees the host's dirs only through binds.
 		flags = append(flags, "--bind", "/run:/hostrun:ro", "--bind", "/var/tmp:/hostvartmp:ro", "--bind", filepath.Dir(bin)+":/hostile:ro")
 		view = func(p string) string {
@@ -263,7 +263,7 @@ func scenarioTmpFull(t *testing.T, b backend) {
 dd if=/dev/zero of=/tmp/fill bs=1M count=64 2>/dev/null; echo "tmp_rc=$?"; echo "tmp=$(wc -c </tmp/fill)"
 dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo "shm=$(wc -c </dev/shm/fill)"
 echo hold=filled; read x; echo hold=done`
-	if b.name == "none" {
+	if b.Name == "none" {
 		r := run(t, supervise(t, b, []string{"--tmp-size", "16M"}, "/bin/true"), "", generous)
 		if r.code != 127 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "--tmp-size") {
 			t.Fatalf("exit %d, stderr %q: want 127 and one line refusing --tmp-size", r.code, r.stderr)
@@ -352,7 +352,7 @@ func holdSession(t *testing.T, cmd *exec.Cmd, onHold func(hold string, got map[s
 		}
 	}
 	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 0 {
+	if code := testutil.WaitExit(t, cmd, generous); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
 	}
 	return got, stderr.String()

@@ -20,7 +20,7 @@ import (
 func TestNoneKillsEscapedDescendants(t *testing.T) {
 	testutil.RequireCommand(t, "setsid")
 	script := `(setsid sh -c 'sleep 1000 </dev/null >/dev/null 2>&1 & echo $!') ; read -r _; exit 3`
-	cmd := supervise(t, noneBackend(), nil, "sh", "-c", script)
+	cmd := supervise(t, get("none"), nil, "sh", "-c", script)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestNoneKillsEscapedDescendants(t *testing.T) {
 		t.Fatalf("sleeper %d is still in the peer's session or group (stat %+v, %v): the test is blind", pid, st, err)
 	}
 	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 3 {
+	if code := testutil.WaitExit(t, cmd, generous); code != 3 {
 		t.Fatalf("exit %d, want the peer's 3 (stderr %q)", code, stderr.String())
 	}
 	// Wait returned only after the lineage was stopped: no grace here.

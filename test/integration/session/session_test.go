@@ -23,15 +23,16 @@ import (
 
 const generous = 90 * time.Second
 
-// The backend conformance suite: every --isolation backend runs the same
-// scenarios, by one line each (the pattern of containerd's snapshotter
-// suite). A backend that cannot do a scenario says so in its cannot map,
-// with the reason, and the subtest reports it as a skip: never silently.
-func TestBackendNamespace(t *testing.T) { runBackendSuite(t, namespaceBackend()) }
-func TestBackendOCICrun(t *testing.T)   { runBackendSuite(t, ociBackend("crun")) }
-func TestBackendOCIRunc(t *testing.T)   { runBackendSuite(t, ociBackend("runc")) }
-func TestBackendNone(t *testing.T)      { runBackendSuite(t, noneBackend()) }
-func TestBackendDocker(t *testing.T)    { runBackendSuite(t, dockerBackend()) }
+// The backend conformance suite: every row of the shared backend table
+// (testutil/backends) runs the same scenarios (the pattern of
+// containerd's snapshotter suite). A backend that cannot do a scenario
+// says so in its cannot map, with the reason, and the subtest reports it
+// as a skip: never silently.
+func TestBackend(t *testing.T) {
+	for _, b := range relayBackends() {
+		t.Run(b.Name, func(t *testing.T) { runBackendSuite(t, b) })
+	}
+}
 
 // scenarios, in the order they run.
 var scenarios = []struct {
@@ -62,14 +63,14 @@ func runBackendSuite(t *testing.T, b backend) {
 	for _, sc := range scenarios {
 		known[sc.name] = true
 		if reason, ok := b.cannot[sc.name]; ok {
-			t.Logf("%s: %s cannot: %s", sc.name, b.name, reason)
+			t.Logf("%s: %s cannot: %s", sc.name, b.Name, reason)
 			continue
 		}
 		t.Run(sc.name, func(t *testing.T) { sc.run(t, b) })
 	}
 	for name := range b.cannot {
 		if !known[name] {
-			t.Errorf("%s declares it cannot run %q, which is no scenario of the suite", b.name, name)
+			t.Errorf("%s declares it cannot run %q, which is no scenario of the suite", b.Name, name)
 		}
 	}
 }
@@ -107,7 +108,7 @@ func readReady(t *testing.T, lines *lineReader) ready {
 // daemon's), else the supervisor's descendants.
 func sessionProcs(t *testing.T, b backend, supervisor int, r ready) func() []procid.Identity {
 	t.Helper()
-	if !b.ownNamespace {
+	if !b.Init() {
 		return func() []procid.Identity { return testutil.Alive(descendants(supervisor)) }
 	}
 	if r.ns == "" || r.ns == testutil.PIDNamespace(os.Getpid()) {
@@ -128,7 +129,7 @@ func sessionProcs(t *testing.T, b backend, supervisor int, r ready) func() []pro
 // docker no container in any state (docker ps -a).
 func gone(b backend, procs func() []procid.Identity, r ready, bound time.Duration) bool {
 	return testutil.WaitUntil(bound, func() bool {
-		return len(procs()) == 0 && (!b.docker || !containerExists(r.host))
+		return len(procs()) == 0 && (!(b.Isolation == "docker") || !containerExists(r.host))
 	})
 }
 
@@ -174,7 +175,7 @@ func scenarioRelayByteExact(t *testing.T, b backend) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if code := waitBounded(t, cmd, 3*generous); code != 0 {
+	if code := testutil.WaitExit(t, cmd, 3*generous); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for name, got := range map[string]*countingHash{"stdout": outH, "stderr": errH} {
@@ -212,7 +213,7 @@ func scenarioInteractiveRounds(t *testing.T, b backend) {
 		}
 	}
 	stdin.Close()
-	if code := waitBounded(t, cmd, generous); code != 0 {
+	if code := testutil.WaitExit(t, cmd, generous); code != 0 {
 		t.Fatalf("exit %d after stdin EOF (stderr %q)", code, stderr.String())
 	}
 }
@@ -263,7 +264,7 @@ func startReady(t *testing.T, b backend, flags []string, script string) (*exec.C
 	cmd := supervise(t, b, flags, "sh", "-c", readyScript(script))
 	stdout, stderr := startHeld(t, cmd)
 	r := readReady(t, stdout)
-	if b.docker {
+	if b.Isolation == "docker" {
 		t.Cleanup(func() { exec.Command("docker", "rm", "-f", r.host).Run() })
 	}
 	return cmd, r, stderr
@@ -324,7 +325,7 @@ func scenarioSignals(t *testing.T, b backend) {
 			}
 			t.Cleanup(func() { testutil.KillLeftovers(session) })
 			cmd.Process.Signal(syscall.SIGTERM)
-			if code := waitBounded(t, cmd, generous); code != tc.want {
+			if code := testutil.WaitExit(t, cmd, generous); code != tc.want {
 				t.Fatalf("exit %d, want %d (stderr %q)", code, tc.want, stderr.String())
 			}
 			// A forwarded signal is what happened, not a refusal.
@@ -335,7 +336,7 @@ func scenarioSignals(t *testing.T, b backend) {
 				t.Fatalf("stderr %q: want one line with %q and no refusal", stderr.String(), tc.line)
 			}
 			if !gone(b, procs, r, 30*time.Second) {
-				t.Fatalf("left behind: %v (container %s exists: %v)", procs(), r.host, b.docker && containerExists(r.host))
+				t.Fatalf("left behind: %v (container %s exists: %v)", procs(), r.host, (b.Isolation == "docker") && containerExists(r.host))
 			}
 		})
 	}
@@ -359,7 +360,7 @@ func scenarioEngineStop(t *testing.T, b backend) {
 			if out, err := exec.Command("docker", "stop", "-t", "2", r.host).CombinedOutput(); err != nil {
 				t.Fatalf("docker stop: %v %s", err, out)
 			}
-			if code := waitBounded(t, cmd, generous); code != tc.want || !strings.Contains(stderr.String(), tc.line) {
+			if code := testutil.WaitExit(t, cmd, generous); code != tc.want || !strings.Contains(stderr.String(), tc.line) {
 				t.Fatalf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.want, tc.line)
 			}
 			if !gone(b, sessionProcs(t, b, cmd.Process.Pid, r), r, 30*time.Second) {
@@ -408,7 +409,7 @@ func scenarioSupervisorKill9(t *testing.T, b backend) {
 	}
 	bound := leaseDur + poll + slack
 	if !gone(b, procs, r, bound) {
-		t.Fatalf("after %v still alive: %v (container %s exists: %v)", bound, procs(), r.host, b.docker && containerExists(r.host))
+		t.Fatalf("after %v still alive: %v (container %s exists: %v)", bound, procs(), r.host, (b.Isolation == "docker") && containerExists(r.host))
 	}
 	t.Logf("session gone %v after kill -9 (lease %v)", time.Since(killedAt).Round(time.Millisecond), leaseDur)
 }
@@ -454,7 +455,7 @@ func scenarioSupervisorStopped(t *testing.T, b backend) {
 	}
 	t.Logf("session gone %v after renewals stopped (lease %v)", time.Since(stoppedAt).Round(time.Millisecond), leaseDur)
 	cmd.Process.Signal(syscall.SIGCONT)
-	if code := waitBounded(t, cmd, generous); code != 124 {
+	if code := testutil.WaitExit(t, cmd, generous); code != 124 {
 		t.Fatalf("supervisor exit %d after the lease expired, want 124", code)
 	}
 	// The init's 124 is silent; the supervisor says what happened.
@@ -500,14 +501,14 @@ exit 0`
 func scenarioSiblingsHidden(t *testing.T, b backend) {
 	n := 0
 	for _, s := range siblingSetups() {
-		if s.backend.name != b.name {
+		if s.backend.Name != b.Name {
 			continue
 		}
 		n++
 		t.Run(s.name, func(t *testing.T) { checkSiblings(t, s) })
 	}
 	if n == 0 {
-		t.Fatalf("no sibling setup for %s: declare the scenario in its cannot map instead", b.name)
+		t.Fatalf("no sibling setup for %s: declare the scenario in its cannot map instead", b.Name)
 	}
 }
 
@@ -527,7 +528,7 @@ func TestParentDeathSpeedUp(t *testing.T) {
 		{"user", []string{"--user", "65534:65534"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := namespaceBackend()
+			b := get("namespace")
 			// A control root of its own: another session's sweep would
 			// end this one once its supervisor is dead.
 			ctlRoot := t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,7 +145,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // overwrote each other (`> log 2>&1` kept 3 of 5 lines).
 func TestSharedDescription(t *testing.T) {
 	for _, b := range relayBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, d := range destinations() {
 				t.Run(d.name, func(t *testing.T) {
 					got, code, _ := sessionInto(t, b, d, sharedScript)
@@ -165,7 +166,7 @@ func TestSharedDescription(t *testing.T) {
 // overwrite none of them.
 func TestSharedDescriptionNotes(t *testing.T) {
 	for _, b := range relayBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, d := range destinations()[:2] {
 				t.Run(d.name, func(t *testing.T) {
 					got, code, _ := sessionInto(t, b, d, sharedScript+"\nkill -9 $$")
@@ -195,7 +196,7 @@ func sessionInto(t *testing.T, b backend, d destination, script string) ([]byte,
 		t.Fatal(err)
 	}
 	f.Close()
-	code := waitBounded(t, cmd, generous)
+	code := testutil.WaitExit(t, cmd, generous)
 	if read == nil {
 		return nil, code, nil
 	}
@@ -231,7 +232,7 @@ func checkShared(t *testing.T, b backend, got []byte, notes *[]string) {
 		t.Fatalf("peer lines %q, want at least the paced %q", peer, paced)
 	}
 	gotPaced := peer[:len(paced)]
-	if b.name == "docker" {
+	if b.Name == "docker" {
 		gotPaced = append(byStream(gotPaced, "p-out"), byStream(gotPaced, "p-err")...)
 		paced = append(byStream(paced, "p-out"), byStream(paced, "p-err")...)
 	}

@@ -8,10 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // intrudeScript is run by one session's peer against a sibling session's
@@ -51,14 +51,14 @@ type siblingSetup struct {
 
 func siblingSetups() []siblingSetup {
 	// Namespace: the peer sees the host's filesystem, control root included.
-	setups := []siblingSetup{{name: "namespace", backend: namespaceBackend(),
+	setups := []siblingSetup{{name: "namespace", backend: get("namespace"),
 		prepare: func(t *testing.T) siblingEnv {
 			root := privateDir(t, t.TempDir(), "ctl", 0)
 			return siblingEnv{hostRoot: root, peerRoot: root}
-		}}, {name: "namespace-userns", backend: namespaceBackend(), prepare: asNobody},
+		}}, {name: "namespace-userns", backend: get("namespace"), prepare: asNobody},
 		// The control root inside the cwd, under /tmp (an XDG_RUNTIME_DIR
 		// below the workspace): the private /tmp binds the cwd back.
-		{name: "namespace-userns-in-cwd", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+		{name: "namespace-userns-in-cwd", backend: get("namespace"), prepare: func(t *testing.T) siblingEnv {
 			env := asNobody(t)
 			wrap := env.wrap
 			env.wrap = func(cmd *exec.Cmd) {
@@ -67,7 +67,7 @@ func siblingSetups() []siblingSetup {
 			}
 			return env
 		}},
-		{name: "namespace-in-cwd", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+		{name: "namespace-in-cwd", backend: get("namespace"), prepare: func(t *testing.T) siblingEnv {
 			top := t.TempDir()
 			root := privateDir(t, top, "ctl", 0)
 			return siblingEnv{hostRoot: root, peerRoot: root, wrap: func(cmd *exec.Cmd) { cmd.Dir = top }}
@@ -75,18 +75,18 @@ func siblingSetups() []siblingSetup {
 		// The sibling's control root inside the intruder's cwd, the
 		// intruder's own elsewhere: the peer (the same host uid in
 		// user-namespace mode) owns the sibling's dirs.
-		{name: "namespace-userns-other-root", backend: namespaceBackend(), prepare: func(t *testing.T) siblingEnv {
+		{name: "namespace-userns-other-root", backend: get("namespace"), prepare: func(t *testing.T) siblingEnv {
 			env := asNobody(t)
 			wrap := env.wrap
 			env.wrap = func(cmd *exec.Cmd) {
 				wrap(cmd)
 				cmd.Dir = filepath.Dir(env.hostRoot)
 			}
-			env.intruderRoot = privateDir(t, t.TempDir(), "ctl-intruder", nobody)
+			env.intruderRoot = privateDir(t, t.TempDir(), "ctl-intruder", testutil.Nobody)
 			return env
 		}}}
 	for _, rt := range []string{"crun", "runc"} {
-		b := ociBackend(rt)
+		b := get("oci-" + rt)
 		// A rw bind of the control root's parent shows every session dir.
 		flags := []string{}
 		if rt == "runc" {
@@ -95,14 +95,14 @@ func siblingSetups() []siblingSetup {
 			// is the host's uid 0, the case it exists for.
 			flags = []string{"--userns", "host"}
 		}
-		setups = append(setups, siblingSetup{name: b.name + "-bind", backend: b,
+		setups = append(setups, siblingSetup{name: b.Name + "-bind", backend: b,
 			prepare: func(t *testing.T) siblingEnv {
 				parent := t.TempDir()
 				root := privateDir(t, parent, "ctl", 0)
 				return siblingEnv{hostRoot: root, peerRoot: "/hostview/ctl", flags: append([]string{"--bind", parent + ":/hostview"}, flags...)}
 			}})
 		// A rootfs that contains the control root.
-		setups = append(setups, siblingSetup{name: b.name + "-in-rootfs", backend: b,
+		setups = append(setups, siblingSetup{name: b.Name + "-in-rootfs", backend: b,
 			prepare: func(t *testing.T) siblingEnv {
 				dir, err := os.MkdirTemp(rootfs(t), "ctl-")
 				if err != nil {
@@ -113,7 +113,7 @@ func siblingSetups() []siblingSetup {
 			}})
 	}
 	// Docker: a rw bind of the control root's parent, as for oci.
-	setups = append(setups, siblingSetup{name: "docker-bind", backend: dockerBackend(),
+	setups = append(setups, siblingSetup{name: "docker-bind", backend: get("docker"),
 		prepare: func(t *testing.T) siblingEnv {
 			parent := t.TempDir()
 			root := privateDir(t, parent, "ctl", 0)
@@ -122,67 +122,25 @@ func siblingSetups() []siblingSetup {
 	return setups
 }
 
-// nobody is the unprivileged user of the user-namespace variant.
-const nobody = 65534
-
 // asNobody runs the sessions as an unprivileged user, so that the namespace
 // backend takes its user-namespace path (the peer is root only inside it,
-// and owns the control root outside). It needs unprivileged user
-// namespaces: a host without them skips (and fails under CI).
+// and owns the control root outside): the namespace-userns row, whose
+// Require skips on a host without unprivileged user namespaces (and
+// fails under CI).
 func asNobody(t *testing.T) siblingEnv {
 	t.Helper()
-	probe := exec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "true")
-	probe.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
-	if out, err := probe.CombinedOutput(); err != nil {
-		skipOrFail(t, "no unprivileged user namespaces: "+strings.TrimSpace(string(out)))
-	}
-	top := t.TempDir()
-	if err := os.Chmod(filepath.Dir(top), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(top, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(top, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sup := copyExecutable(t, testutil.Binary(t, "loki-supervise"), bin)
-	init := copyExecutable(t, testutil.Binary(t, "loki-init"), bin)
-	root := privateDir(t, top, "ctl", nobody)
+	backends.Get("namespace-userns").Require(t)
+	u := testutil.AsNobody(t)
 	wrap := func(cmd *exec.Cmd) {
-		cmd.Path, cmd.Args[0] = sup, sup
+		cmd.Path, cmd.Args[0] = u.Supervise, u.Supervise
 		for i := range cmd.Args {
 			if i > 0 && cmd.Args[i-1] == "--init" {
-				cmd.Args[i] = init
+				cmd.Args[i] = u.Init
 			}
 		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody, Groups: []uint32{}}}
+		cmd.SysProcAttr = testutil.AsUser(testutil.Nobody)
 	}
-	return siblingEnv{hostRoot: root, peerRoot: root, wrap: wrap}
-}
-
-func skipOrFail(t *testing.T, reason string) {
-	t.Helper()
-	if testutil.InCI() {
-		t.Fatal(reason)
-	}
-	t.Skip(reason)
-}
-
-// copyExecutable copies a binary to dir (readable by every user, unlike
-// the test's build dir).
-func copyExecutable(t *testing.T, src, dir string) string {
-	t.Helper()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst := filepath.Join(dir, filepath.Base(src))
-	if err := os.WriteFile(dst, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return siblingEnv{hostRoot: u.ControlRoot, peerRoot: u.ControlRoot, wrap: wrap}
 }
 
 // privateDir makes parent/name, 0700 and owned by uid.
@@ -204,7 +162,7 @@ func privateDir(t *testing.T, parent, name string, uid int) string {
 // renew it keeps that session alive after its host stopped), nor add
 // anything to the control root, however the backend shows it the host.
 func checkSiblings(t *testing.T, s siblingSetup) {
-	s.backend.args(t) // skips before any setup when a tool is missing
+	s.backend.Require(t) // skips before any setup when a tool is missing
 	env := s.prepare(t)
 	flags := append(env.flags, "--control-root", env.hostRoot)
 	command := func(peer ...string) *exec.Cmd {
@@ -276,7 +234,7 @@ func startSibling(t *testing.T, cmd *exec.Cmd) *sibling {
 func (s *sibling) stop(t *testing.T) {
 	t.Helper()
 	s.stdin.Close()
-	if code := waitBounded(t, s.cmd, generous); code != 0 {
+	if code := testutil.WaitExit(t, s.cmd, generous); code != 0 {
 		t.Errorf("sibling exit %d, want 0 (it was running all along)", code)
 	}
 }

@@ -23,8 +23,8 @@ import (
 // provably dead, while a dir whose recorded owner is alive (this test) and
 // a dir without a record stay.
 func TestStaleDirsSweptAfterKill9(t *testing.T) {
-	for _, b := range []backend{namespaceBackend(), ociBackend("runc")} {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range []backend{get("namespace"), get("oci-runc")} {
+		t.Run(b.Name, func(t *testing.T) {
 			root := t.TempDir()
 			flags := []string{"--control-root", root, "--lease-duration", "2s", "--renew-interval", "200ms"}
 			cmd := supervise(t, b, flags, "sh", "-c", "echo ready; sleep 1000")
@@ -44,7 +44,7 @@ func TestStaleDirsSweptAfterKill9(t *testing.T) {
 				t.Fatalf("want one session dir under %s, have %v", root, stale)
 			}
 			container := ""
-			if b.name != "namespace" {
+			if b.Name != "namespace" {
 				container = containerID(t, stale[0])
 			}
 			cmd.Process.Signal(syscall.SIGKILL)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/session/status/statustest"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // streamOf reads a status file, validating every line against
@@ -66,7 +67,7 @@ func TestStatusStream(t *testing.T) {
 	const memHog = `x=$(head -c 200000000 /dev/zero | tr '\0' a); echo ${#x}`
 	const forkBomb = `i=0; while [ $i -lt 80 ]; do sleep 5 & i=$((i+1)); done 2>/dev/null; wait`
 	for _, b := range relayBackends() {
-		t.Run(b.name, func(t *testing.T) {
+		t.Run(b.Name, func(t *testing.T) {
 			type tc struct {
 				name   string
 				flags  []string
@@ -81,7 +82,7 @@ func TestStatusStream(t *testing.T) {
 				{"eof ended", nil, "", "sleep 60", 0, "eof-ended", "start end"},
 				{"eof cut output", nil, "", "while :; do echo x; sleep 0.05; done", 125, "eof-cut-output", "start end"},
 			}
-			if b.name != "none" {
+			if b.Name != "none" {
 				cases = append(cases,
 					tc{"pids max", []string{"--pids-max", "40", "--eof", "wait"}, "", forkBomb, 125, "limit-pids", "start refused:pids end"},
 					tc{"memory max", []string{"--memory-max", "32M", "--eof", "wait"}, "", memHog, 137, "limit-memory", "start refused:memory end"},
@@ -97,7 +98,7 @@ func TestStatusStream(t *testing.T) {
 						t.Fatalf("exit %d; stream %q, end %v; want %d, %s, %q (stderr %q)", r.code, events(lines), end, c.code, c.reason, c.events, r.stderr)
 					}
 					if lines[0]["event"] == "start" {
-						if lines[0]["backend"] != strings.SplitN(b.name, "-", 2)[0] {
+						if lines[0]["backend"] != strings.SplitN(b.Name, "-", 2)[0] {
 							t.Fatalf("start names backend %v", lines[0]["backend"])
 						}
 						// What no backend reports yet is said, never
@@ -121,7 +122,7 @@ func TestStatusStream(t *testing.T) {
 // TestStatusEndings: the namespace backend's other ways to end, and what
 // the peer asked for that the sandbox refused.
 func TestStatusEndings(t *testing.T) {
-	b := namespaceBackend()
+	b := get("namespace")
 	t.Run("egress refused", func(t *testing.T) {
 		script := `for i in 1 2 3; do wget -q -O /dev/null http://blocked.example/ 2>/dev/null; done; exit 0`
 		r, lines := statusRun(t, b, []string{"--allow-host", "allowed.example", "--eof", "wait"}, "", "sh", "-c", script)
@@ -156,7 +157,7 @@ func TestStatusEndings(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "status.jsonl")
 		cmd, _, _ := startReady(t, b, []string{"--status-file", path}, "exec sleep 1000")
 		cmd.Process.Signal(syscall.SIGTERM)
-		code := waitBounded(t, cmd, generous)
+		code := testutil.WaitExit(t, cmd, generous)
 		end := endOf(t, streamOf(t, path))
 		if int(end["code"].(float64)) != code || end["reason"] != "supervisor-signal" || end["signal"].(float64) != 15 {
 			t.Fatalf("exit %d, end %v", code, end)
@@ -168,7 +169,7 @@ func TestStatusEndings(t *testing.T) {
 		cmd.Process.Signal(syscall.SIGSTOP)
 		time.Sleep(2500 * time.Millisecond) // the lease bound is what is tested: past it
 		cmd.Process.Signal(syscall.SIGCONT)
-		code := waitBounded(t, cmd, generous)
+		code := testutil.WaitExit(t, cmd, generous)
 		if end := endOf(t, streamOf(t, path)); code != 124 || end["reason"] != "lease-expired" {
 			t.Fatalf("exit %d, end %v", code, end)
 		}
