@@ -38,7 +38,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	// The other sessions' roots are read from every host process: while
-	// the sockets, the trees and the cgroup are made.
+	// the sockets, the trees and the cgroup are made and the stage
+	// starts, which receives them on a pipe (Policy.RootsFD) before it
+	// mounts anything.
 	otherRoots := make(chan []string, 1)
 	go func() { otherRoots <- session.OtherControlRoots(req.ControlRoot) }()
 	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
@@ -107,11 +109,18 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		pol.IDMap, pol.IDMapFD = trees, stage.StatusFD+len(extra)
 		extra = append(extra, treesW)
 	}
+	rootsR, rootsW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer rootsR.Close()
+	defer rootsW.Close()
+	pol.RootsFD = stage.StatusFD + len(extra)
+	extra = append(extra, rootsR)
 	cg, err := b.sessionCgroup(req)
 	if err != nil {
 		return nil, err
 	}
-	pol.OtherRoots = <-otherRoots
 	if cg != nil {
 		name, v1 := cg.Placement()
 		pol.Cgroup = &stage.Cgroup{Name: name, V1: v1}
@@ -162,6 +171,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	// limits and is never migrated (the stage checks, Policy.Cgroup).
 	err = cg.Start(cmd)
 	statusW.Close()
+	rootsR.Close()
 	if err != nil {
 		cg.Remove()
 		if errors.Is(err, cgroup.ErrUnavailable) {
@@ -170,6 +180,12 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, fmt.Errorf("%w: %v; %s", ErrNamespace, err, FixHint)
 	}
 	p := &process{cmd: cmd, cg: cg}
+	// Written whole before the trees are sent (the stage reads them in
+	// that order); a stage that is gone reports on the status pipe.
+	if roots, err := json.Marshal(<-otherRoots); err == nil {
+		rootsW.Write(roots)
+	}
+	rootsW.Close()
 	var handoff error
 	if treesW != nil {
 		treesW.Close()

@@ -50,8 +50,10 @@ type Policy struct {
 	Mask []string `json:"mask,omitempty"`
 	// OtherRoots are other sessions' control roots (or the default ones)
 	// the peer could see: each is covered by an empty tmpfs, as its own
-	// control root is.
-	OtherRoots []string `json:"other_roots,omitempty"`
+	// control root is. They come on RootsFD (a JSON list, then EOF),
+	// written once the supervisor has read them, while the stage starts.
+	OtherRoots []string `json:"-"`
+	RootsFD    int      `json:"roots_fd,omitempty"`
 	// Cgroup is the session's cgroup the supervisor started the stage
 	// in (nil: the session has none). The stage checks it is there
 	// before it does anything else.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,6 +85,11 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		return fail("parent-death signal", parentDeath.err)
 	}
 	pdeath := parentDeath.sig
+	if policy.RootsFD > 0 {
+		if policy.OtherRoots, err = readRoots(policy.RootsFD); err != nil {
+			return fail("arguments", err)
+		}
+	}
 	var trees map[string]int
 	if len(policy.IDMap) > 0 {
 		trees, err = receiveTrees(policy.IDMapFD, policy.IDMap)
@@ -164,6 +170,26 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	// A confined peer on the host's network: the host's abstract unix
 	// sockets are out of its reach where Landlock can say so.
 	return argv[1:], policy.FS != confine.FSHost && !policy.Net().Private(), nil
+}
+
+// maxRoots bounds the other sessions' roots the stage reads.
+const maxRoots = 1 << 20
+
+// readRoots reads the other sessions' roots from fd until EOF, and
+// closes it: a supervisor gone before it wrote them all leaves a list
+// that does not parse, so nothing is mounted with a part of it.
+func readRoots(fd int) ([]string, error) {
+	f := os.NewFile(uintptr(fd), "roots")
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxRoots))
+	if err != nil {
+		return nil, fmt.Errorf("other sessions' control roots: %v", err)
+	}
+	var roots []string
+	if err := json.Unmarshal(b, &roots); err != nil {
+		return nil, fmt.Errorf("other sessions' control roots: %v", err)
+	}
+	return roots, nil
 }
 
 // closeAll closes the detached mounts' descriptors (attached or not).
