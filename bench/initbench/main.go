@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -75,8 +76,15 @@ func main() {
 	abs, _ := filepath.Abs(*lokiInit)
 	cs = append(cs, contender{name: "loki-init", init: []string{abs, "-peer-cgroup-fd", "3"}, protocol: true, ownPids: true})
 	if *baseline != "" {
+		// A build that knows -peer-cgroup-fd runs as the loki-init
+		// column does; an older one without it (and so with spare
+		// threads).
 		b, _ := filepath.Abs(*baseline)
-		cs = append(cs, contender{name: "loki-base", init: []string{b}, protocol: true})
+		base := contender{name: "loki-base", init: []string{b}, protocol: true}
+		if help, _ := exec.Command(b, "-h").CombinedOutput(); bytes.Contains(help, []byte("peer-cgroup-fd")) {
+			base.init, base.ownPids = append(base.init, "-peer-cgroup-fd", "3"), true
+		}
+		cs = append(cs, base)
 	}
 	if *hop != "" {
 		h, _ := filepath.Abs(*hop)
@@ -120,6 +128,7 @@ func main() {
 	for i := range cs {
 		t.set("idle: init CPU ms", i, idles[i].cpuMS, false)
 		t.set("idle: init ctx switches/s", i, idles[i].switches, false)
+		t.set("idle: init ctx switches per renewal", i, idles[i].perRenewal, false)
 		t.set("idle: init threads", i, idles[i].threads, false)
 		t.set("idle: init RSS MiB", i, idles[i].rssMiB, false)
 	}
@@ -134,12 +143,13 @@ func main() {
 
 // session is one running contender.
 type session struct {
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stop    chan struct{}
-	renewed sync.WaitGroup
-	control string
-	exited  time.Time // when the init's exit was collected
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	stop     chan struct{}
+	renewed  sync.WaitGroup
+	renewals atomic.Int64 // renewals made so far
+	control  string
+	exited   time.Time // when the init's exit was collected
 }
 
 func startSession(c contender, peer []string, stdout io.Writer, pinned bool) (*session, error) {
@@ -215,7 +225,11 @@ func (s *session) renew(w *lease.Writer, reads <-chan struct{}, stopReads func()
 	defer stopReads()
 	sched := lease.NewSchedule(lease.Timing{Duration: lease.DefaultDuration, Renew: lease.DefaultRenew, Poll: pid1.DefaultPollInterval},
 		time.Now(), reads != nil)
-	sched.Run(s.stop, reads, stopReads, func() { w.Renew() })
+	sched.Run(s.stop, reads, stopReads, func() {
+		if w.Renew() == nil {
+			s.renewals.Add(1)
+		}
+	})
 }
 
 func (s *session) wait() error {
@@ -456,14 +470,16 @@ func ddBytes(report string) int64 {
 	return -1
 }
 
-type idleResult struct{ cpuMS, switches, threads, rssMiB float64 }
+// idleResult is one init at idle; perRenewal is -1 for an init that is
+// not renewed (no lease protocol).
+type idleResult struct{ cpuMS, switches, perRenewal, threads, rssMiB float64 }
 
 func idleAll(cs []contender, window time.Duration) []idleResult {
 	out := make([]idleResult, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
 		if c.hop != "" {
-			out[i] = idleResult{-1, -1, -1, -1}
+			out[i] = idleResult{-1, -1, -1, -1, -1}
 			continue
 		}
 		wg.Add(1)
@@ -477,7 +493,7 @@ func idleAll(cs []contender, window time.Duration) []idleResult {
 }
 
 func idleOne(c contender, window time.Duration) idleResult {
-	bad := idleResult{-1, -1, -1, -1}
+	bad := idleResult{-1, -1, -1, -1, -1}
 	secs := strconv.Itoa(int((window + 4*time.Second).Seconds()))
 	s, err := startSession(c, []string{"sleep", secs}, io.Discard, false)
 	if err != nil {
@@ -492,17 +508,22 @@ func idleOne(c contender, window time.Duration) idleResult {
 		return bad
 	}
 	time.Sleep(time.Second) // settle: handshake and peer start are not idle
-	cpu0, sw0 := cpuTicks(pid), switches(pid)
+	cpu0, sw0, r0 := cpuTicks(pid), switches(pid), s.renewals.Load()
 	time.Sleep(window)
-	cpu1, sw1 := cpuTicks(pid), switches(pid)
+	cpu1, sw1, r1 := cpuTicks(pid), switches(pid), s.renewals.Load()
 	threads, rss := statusField(pid, "Threads:"), statusField(pid, "VmRSS:")
 	// The init itself (PID 1) is what is measured; for "bare" that is the
 	// peer, so its figures are only a floor.
+	perRenewal := -1.0
+	if c.protocol && r1 > r0 {
+		perRenewal = float64(sw1-sw0) / float64(r1-r0)
+	}
 	return idleResult{
-		cpuMS:    float64(cpu1-cpu0) * 10, // USER_HZ is 100 on Linux
-		switches: float64(sw1-sw0) / window.Seconds(),
-		threads:  float64(threads),
-		rssMiB:   float64(rss) / 1024,
+		cpuMS:      float64(cpu1-cpu0) * 10, // USER_HZ is 100 on Linux
+		switches:   float64(sw1-sw0) / window.Seconds(),
+		perRenewal: perRenewal,
+		threads:    float64(threads),
+		rssMiB:     float64(rss) / 1024,
 	}
 }
 
