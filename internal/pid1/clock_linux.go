@@ -49,6 +49,9 @@ type fdClock struct {
 
 func (c *fdClock) C() <-chan time.Time { return c.c }
 
+// Move re-arms the timer: a raw timerfd_settime wakes nothing.
+func (c *fdClock) Move(d time.Duration) { c.Reset(d) }
+
 // Reset arms the timer d from now with a raw system call (an ordinary one
 // would wake sysmon). A fire already queued is harmless: the guard's
 // check only re-reads the lease.

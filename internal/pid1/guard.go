@@ -8,17 +8,20 @@ import (
 
 // guard enforces the lease. Renewals are learnt from change notifications
 // (inotify on Linux) when they work, and a check timer re-reads the file
-// half-way through the window and at its end, so a notification that never
-// comes costs at most a late observation, never a false expiry. The timer
-// is not moved by renewals: it fires at the check point it was set for
-// (always at or before the current window's), then is set from the newest
-// renewal. A steady host then costs one timer wake per half window, where
-// moving the timer on every renewal costs a wake of the runtime's poller
-// and sysmon threads at each stale deadline. If two checks in a row find a
-// renewal the notifications missed (one can be a notification still in
-// flight), the guard stops trusting them and polls at the poll interval
-// instead, like the reference. Every wake re-reads the file and applies
-// Contract 1: only 8 bytes that differ from the last accepted value count.
+// half-way through the newest renewal's window and at its end, so a
+// notification that never comes costs at most a late observation, never a
+// false expiry, and a lapse is always seen by the timer, never left to
+// notifications. Each notified renewal moves the timer (a timerfd: one raw
+// system call, no wakeup), so a host renewing more often than every half
+// window never lets it fire, and an idle init wakes once per renewal. A
+// runtime timer (no timerfd) is not moved, since a runtime timer moved
+// later still wakes the poller at its old deadline: it fires at the check
+// point it was set for, then is set from the newest renewal. If two checks
+// in a row find a renewal the notifications missed (one can be a
+// notification still in flight), the guard stops trusting them and polls
+// at the poll interval instead, like the reference. Every wake re-reads
+// the file and applies Contract 1: only 8 bytes that differ from the last
+// accepted value count.
 type guard struct {
 	w        *lease.Watcher
 	duration time.Duration
@@ -76,11 +79,15 @@ func (g *guard) observe(now time.Time) (bool, error) {
 }
 
 // onEvent handles a notification: notifications work, whatever a check
-// timer saw before.
+// timer saw before. A renewal moves the check to the middle of its new
+// window where moving costs no wakeup (a timerfd), so while the host's
+// renewals are notified more often than every half window the timer never
+// fires.
 func (g *guard) onEvent(now time.Time) (bool, error) {
 	renewed, err := g.observe(now)
 	if renewed {
 		g.missed = 0
+		g.timer.Move(g.nextCheck(now))
 	}
 	return renewed, err
 }
@@ -111,10 +118,16 @@ func (g *guard) lost() { g.startPolling() }
 type checkClock interface {
 	C() <-chan time.Time
 	Reset(d time.Duration)
+	// Move re-arms the timer d from now where that costs no wakeup,
+	// and otherwise leaves it as it is.
+	Move(d time.Duration)
 }
 
-// runtimeClock is a check timer on the runtime's timers.
+// runtimeClock is a check timer on the runtime's timers. It does not
+// move: a runtime timer moved later still wakes the poller at its old
+// deadline.
 type runtimeClock struct{ t *time.Timer }
 
 func (c runtimeClock) C() <-chan time.Time   { return c.t.C }
 func (c runtimeClock) Reset(d time.Duration) { c.t.Reset(d) }
+func (c runtimeClock) Move(time.Duration)    {}

@@ -118,3 +118,51 @@ func TestGuardFallsBackToPolling(t *testing.T) {
 		g2.ticker.Stop()
 	}
 }
+
+// fakeClock records where the guard arms its check timer.
+type fakeClock struct {
+	at    time.Duration // the last arming, from its call's now
+	moves int
+}
+
+func (c *fakeClock) C() <-chan time.Time   { return nil }
+func (c *fakeClock) Reset(d time.Duration) { c.at = d }
+func (c *fakeClock) Move(d time.Duration)  { c.at = d; c.moves++ }
+
+// A notified renewal moves the check to the middle of its own window, so
+// a steady host never lets the timer fire; anything else leaves it. Once
+// renewals stop, the checks at the middle and the end still come from the
+// timer alone, and the end is expiry.
+func TestGuardRenewalMovesCheck(t *testing.T) {
+	dir := t.TempDir()
+	writeLease(t, dir, "AAAAAAAA")
+	t0 := time.Now()
+	w := lease.NewWatcher(filepath.Join(dir, lease.FileName), 4*time.Second, t0)
+	g := newGuard(w, 4*time.Second, 50*time.Millisecond, make(chan struct{}), t0)
+	c := &fakeClock{}
+	g.timer = c
+	for i, v := range []string{"BBBBBBBB", "CCCCCCCC", "DDDDDDDD"} {
+		writeLease(t, dir, v)
+		at := time.Duration(i+1) * time.Second
+		if renewed, err := g.onEvent(t0.Add(at)); !renewed || err != nil {
+			t.Fatalf("renewal %d: renewed=%v err=%v", i, renewed, err)
+		}
+		if c.moves != i+1 || c.at != 2*time.Second {
+			t.Fatalf("renewal %d: check in %v after %d moves, want 2s after %d", i, c.at, c.moves, i+1)
+		}
+	}
+	if renewed, err := g.onEvent(t0.Add(3500 * time.Millisecond)); renewed || err != nil || c.moves != 3 {
+		t.Fatalf("event without a new value: renewed=%v err=%v moves=%d", renewed, err, c.moves)
+	}
+	// Renewals stop at +3s: the middle check at +5s finds nothing and
+	// sets the end, +7s, where the lease has expired.
+	if renewed, err := g.onTimer(t0.Add(5 * time.Second)); renewed || err != nil || c.at != 2*time.Second {
+		t.Fatalf("middle check: renewed=%v err=%v next in %v, want 2s", renewed, err, c.at)
+	}
+	if _, err := g.onTimer(t0.Add(7 * time.Second)); !errors.Is(err, lease.ErrExpired) {
+		t.Fatalf("end check: %v, want expiry", err)
+	}
+	if g.polling() {
+		t.Fatal("polling although every renewal was notified")
+	}
+}

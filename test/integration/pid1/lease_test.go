@@ -3,11 +3,13 @@
 package pid1
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/pid1/pid1test"
 	"github.com/loki-sh/loki/internal/testutil"
 )
@@ -91,5 +93,50 @@ func TestLongSessionNeverExpiresFalsely(t *testing.T) {
 	}
 	if r.Elapsed < 12*time.Second {
 		t.Fatalf("ended after %v", r.Elapsed)
+	}
+}
+
+// A host that renews by rewriting the lease in place sends no
+// IN_MOVED_TO, the one notification the init watches: the guard's own
+// checks must find those renewals (no false expiry over three windows),
+// and a lapse after them must still end the session with 124, a lease
+// duration after the last write plus at most the check lag. The guard
+// never relies on notifications alone; this is the case that would
+// expire at once if it did.
+func TestRenewalsWithoutNotifications(t *testing.T) {
+	t.Parallel()
+	marks := markerDir(t)
+	ready := filepath.Join(marks, "ready")
+	s := start(t, pid1test.Config{NoRenew: true, Flags: []string{"-lease-duration", "2s"},
+		KeepStdinOpen: true, Spec: shell("echo $$ > " + ready + "; exec sleep 600")})
+	path := filepath.Join(s.ControlDir(), lease.FileName)
+	value := uint64(0x6c6f6b69)
+	write := func() time.Time {
+		value++
+		var b [lease.Size]byte
+		binary.BigEndian.PutUint64(b[:], value)
+		if err := os.WriteFile(path, b[:], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return time.Now()
+	}
+	var last time.Time
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end); <-tick.C {
+		last = write()
+	}
+	waitFile(t, ready) // the first in-place renewal opened launch input
+	select {
+	case <-s.Done():
+		r := s.Wait(waitShort)
+		t.Fatalf("ended while renewed in place: exit %d, stderr %q", r.Code, r.Stderr)
+	default:
+	}
+	r := s.Wait(waitShort)
+	requireCode(t, r, 124)
+	after := time.Since(last)
+	if after < 2*time.Second-100*time.Millisecond || after > 2*time.Second+15*time.Second {
+		t.Fatalf("expired %v after the last in-place renewal, want about 2s", after)
 	}
 }
