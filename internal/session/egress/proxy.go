@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -59,7 +60,7 @@ type Proxy struct {
 	mu      sync.Mutex
 	conns   map[net.Conn]struct{}
 	clients int
-	observe func(target string)
+	observe func(target string, client netip.AddrPort)
 	refused map[string]bool // destination refused: true once its line is written
 	noted   int             // refusal lines written
 	// quiet counts refusals not written: requests, and destinations
@@ -73,13 +74,15 @@ type Proxy struct {
 // Serve answers the peer's requests on ln until Close. Refusals are
 // reported to notes (a line for each of the first destinations, then a
 // summary at Close; nil discards them) and, every one of them, to
-// observe (nil: none), which must not block.
-func Serve(ln net.Listener, rules Rules, notes io.Writer, observe func(target string)) *Proxy {
+// observe (nil: none) with the client's address, which it may take a
+// moment to look up (the client waits for its answer meanwhile) but
+// must not block on.
+func Serve(ln net.Listener, rules Rules, notes io.Writer, observe func(target string, client netip.AddrPort)) *Proxy {
 	if notes == nil {
 		notes = io.Discard
 	}
 	if observe == nil {
-		observe = func(string) {}
+		observe = func(string, netip.AddrPort) {}
 	}
 	p := &Proxy{ln: ln, rules: rules, notes: notes, observe: observe, conns: map[net.Conn]struct{}{}, refused: map[string]bool{},
 		dial:     func(network, addr string) (net.Conn, error) { return net.DialTimeout(network, addr, dialTimeout) },
@@ -262,7 +265,7 @@ func (p *Proxy) serve(c net.Conn) {
 	}
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	if !p.rules.Allows(host, port) {
-		p.refuse(target)
+		p.refuse(target, c.RemoteAddr())
 		answer(c, http.StatusForbidden, "loki: egress to "+target+" is not allowed (--allow-host)")
 		return
 	}
@@ -329,8 +332,12 @@ func destination(req *http.Request) (string, int, bool) {
 
 // refuse notes a refusal: a line for each of the first maxNotes
 // destinations (once each), a count for the rest, summed up at Close.
-func (p *Proxy) refuse(target string) {
-	p.observe(target)
+func (p *Proxy) refuse(target string, client net.Addr) {
+	var ap netip.AddrPort
+	if a, ok := client.(*net.TCPAddr); ok {
+		ap = a.AddrPort()
+	}
+	p.observe(target, ap)
 	p.mu.Lock()
 	noted, seen := p.refused[target]
 	line := false

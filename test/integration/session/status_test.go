@@ -133,6 +133,11 @@ func TestStatusEndings(t *testing.T) {
 		if lines[1]["host"] != "blocked.example:80" || lines[2]["count"].(float64) != 3 {
 			t.Fatalf("refused lines %v, %v", lines[1], lines[2])
 		}
+		// Who asked: the client holding the proxy connection, by its
+		// host pid (gone by now, so only its shape is checked).
+		if pid, _ := lines[1]["pid"].(float64); pid < 2 || lines[1]["comm"] != "wget" {
+			t.Fatalf("the refusal names no client: %v", lines[1])
+		}
 		if !strings.Contains(r.stderr, "loki-supervise: refused: 3 egress requests: blocked.example:80 (3)\n") {
 			t.Fatalf("no summary line: %q", r.stderr)
 		}

@@ -7,17 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/proc/sockowner"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/cgroup"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -30,6 +33,10 @@ import (
 
 // maxStatus bounds what the supervisor reads from the status pipe.
 const maxStatus = 4096
+
+// maxEgressLookups bounds how many egress refusals get their client
+// named (each reads /proc once).
+const maxEgressLookups = 64
 
 // Start clones the stage into new namespaces and waits until it has either
 // confined the process and become loki-init or reported why it could not.
@@ -205,8 +212,16 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// fails (its reason then comes on the status pipe).
 		ln, err := egress.ReceiveListener(proxyR)
 		if err == nil {
-			p.egress = egress.Serve(ln, rules, req.Notes, func(target string) {
-				req.Status.Refused(status.Refusal{What: status.Egress, Host: target})
+			anchor := cmd.Process.Pid
+			var lookups atomic.Int32
+			p.egress = egress.Serve(ln, rules, req.Notes, func(target string, client netip.AddrPort) {
+				r := status.Refusal{What: status.Egress, Host: target}
+				// Naming the client reads /proc: only for the first
+				// refusals, so a flood of them costs nothing more.
+				if lookups.Add(1) <= maxEgressLookups {
+					r.PID, r.Comm, _ = sockowner.Find(anchor, client)
+				}
+				req.Status.Refused(r)
 			})
 		}
 		handoff = err
