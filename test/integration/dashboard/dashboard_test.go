@@ -105,16 +105,8 @@ func run(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(wait):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not finish within %v", cmd.Args, wait)
-	}
-	return o.String(), e.String(), cmd.ProcessState.ExitCode()
+	code = testutil.WaitExit(t, cmd, wait)
+	return o.String(), e.String(), code
 }
 
 func (s *site) loki(env []string, args ...string) (string, string, int) {

@@ -17,9 +17,8 @@ import (
 
 // started is a running `loki-supervise deadline` and what it reported.
 type started struct {
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error
+	cmd *exec.Cmd
+	w   *testutil.Waiter
 }
 
 func startDeadline(t *testing.T, env []string, args ...string) *started {
@@ -30,18 +29,13 @@ func startDeadline(t *testing.T, env []string, args ...string) *started {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &started{cmd: cmd, exited: make(chan struct{})}
-	go func() { s.err = cmd.Wait(); close(s.exited) }()
+	s := &started{cmd: cmd, w: testutil.Wait(cmd)}
 	t.Cleanup(func() {
 		select {
-		case <-s.exited:
+		case <-s.w.Done():
 		default: // a failed test: stop it (its lineage goes with it)
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-s.exited:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-			}
+			s.w.Within(20 * time.Second)
 		}
 	})
 	return s
@@ -50,7 +44,7 @@ func startDeadline(t *testing.T, env []string, args ...string) *started {
 func (s *started) wait(t *testing.T, within time.Duration) int {
 	t.Helper()
 	select {
-	case <-s.exited:
+	case <-s.w.Done():
 	case <-time.After(within):
 		t.Fatalf("deadline process still running after %v", within)
 	}
@@ -137,7 +131,7 @@ func TestCancelThroughTheControlFile(t *testing.T) {
 		t.Fatalf("cancel of a 0644 file: exit %d, %q", code, out)
 	}
 	select {
-	case <-s.exited:
+	case <-s.w.Done():
 		t.Fatal("a refused cancel stopped the deadline process")
 	default:
 	}
@@ -178,16 +172,12 @@ func TestBrokenPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if code := testutil.ExitCode(err); code != 141 {
-			t.Fatalf("exit %d, want 141", code)
-		}
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
+	code, ok := testutil.Wait(cmd).Within(30 * time.Second)
+	if !ok {
 		t.Fatal("deadline process did not notice the broken pipe")
+	}
+	if code != 141 {
+		t.Fatalf("exit %d, want 141", code)
 	}
 }
 

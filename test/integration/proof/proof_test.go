@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,21 +33,8 @@ func run(t *testing.T, cmd *exec.Cmd) (string, string, int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			t.Fatal(err)
-		}
-		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
-	case <-time.After(3 * time.Minute):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("%v did not finish in 3 minutes", cmd.Args)
-	}
-	return "", "", -1
+	code := testutil.WaitExit(t, cmd, 3*time.Minute)
+	return stdout.String(), stderr.String(), code
 }
 
 func git(t *testing.T, dir string, args ...string) {

@@ -38,16 +38,7 @@ func TestStdinEOFRule(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				<-done
-				t.Fatal("session did not end within a minute")
-			}
-			if code := testutil.ExitStatus(cmd.ProcessState); code != tc.code || out.String() != tc.out {
+			if code := testutil.WaitExit(t, cmd, time.Minute); code != tc.code || out.String() != tc.out {
 				t.Fatalf("exit %d, stdout %q; want exit %d and %q", code, out.String(), tc.code, tc.out)
 			}
 		})

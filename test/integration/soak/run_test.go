@@ -343,22 +343,15 @@ func (e *runEnv) runOne(x *execution, sleep time.Duration) {
 		x.startErr = err
 		return
 	}
-	done := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		x.ended = time.Now()
-		close(done)
-	}()
+	w := testutil.Wait(cmd)
 	time.Sleep(time.Until(x.started.Add(x.stopAt))) // the random moment is the point
 	x.stop = e.requestStop(x.id)
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		<-done
+	var ok bool
+	x.supCode, ok = w.Within(2 * time.Minute)
+	x.ended = time.Now()
+	if !ok {
 		x.startErr = errors.New("the supervisor did not end within 2 minutes")
 	}
-	x.supCode = testutil.ExitStatus(cmd.ProcessState)
 	x.supErr = stderr.String()
 }
 
@@ -467,16 +460,10 @@ func (e *runEnv) killOne(x *execution, sleep time.Duration) {
 		time.Sleep(time.Until(x.started.Add(x.stopAt))) // the random moment is the point
 		cmd.Process.Signal(syscall.SIGKILL)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		cmd.Process.Kill()
-		<-done
+	var ok bool
+	if x.supCode, ok = testutil.Wait(cmd).Within(2 * time.Minute); !ok {
 		x.startErr = errors.New("the supervisor did not end within 2 minutes")
 	}
-	x.supCode = testutil.ExitStatus(cmd.ProcessState)
 	x.supErr = stderr.String()
 }
 
