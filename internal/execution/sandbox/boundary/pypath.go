@@ -129,7 +129,8 @@ func joinPath(dir, name string) string {
 
 // Within reports whether path equals root or lies below it, comparing whole
 // components (pathlib's relative_to): "/ab" is not within "/a". Both must
-// be clean absolute paths.
+// be clean absolute paths. mounts.Under answers the same for the session's
+// mount plans; a leaf both could import would be a 15th internal/ dir.
 func Within(path, root string) bool {
 	if root == "/" {
 		return strings.HasPrefix(path, "/")

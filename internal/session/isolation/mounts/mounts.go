@@ -80,6 +80,8 @@ func Within(path, dir string) (string, bool) {
 
 // Under reports whether path is dir or below it; both must be absolute
 // and clean (it compares the strings only: no allocation, no cleaning).
+// boundary.Within answers the same for build confinement; a leaf both
+// could import would be a 15th internal/ dir.
 func Under(path, dir string) bool {
 	return path == dir || dir == "/" || strings.HasPrefix(path, dir+"/")
 }
