@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/testutil"
 	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
@@ -35,14 +34,8 @@ echo "history=$(cat "$HOME/.claude/history.jsonl" | wc -l)"
 // --write names them. Before: the state write was refused (EROFS) and
 // the hook, git config and .mcp.json were written.
 func TestAgentFiles(t *testing.T) {
-	for _, b := range rows() {
-		if b.Name != "namespace" && b.Name != "namespace-userns" {
-			continue
-		}
-		uid := 0
-		if b.Unprivileged {
-			uid = testutil.Nobody
-		}
+	for _, b := range namespaceRows() {
+		uid := peerUID(b)
 		t.Run(b.Name, func(t *testing.T) {
 			home := homeIn(t, "/var/tmp", uid, 0o700)
 			proj := ownedDir(t, filepath.Join(home, "proj"), uid, 0o755)

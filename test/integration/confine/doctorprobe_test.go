@@ -37,10 +37,11 @@ func doctorIn(t *testing.T, dir string, asNobody bool) (int, doctorReport) {
 }
 
 // TestDoctorRunsTheSession: doctor's "ok" is a session it started, from
-// the user's cwd: as root from a project under a dir others cannot
-// search (which the default session refuses), doctor fails and names
-// the dir; as nobody, crun and runc are ok exactly when an oci session
-// through them runs. Before, doctor said the default session could run
+// the user's cwd: as root from a project under another user's 0700 dir
+// (which the default session refuses: its root has no capabilities),
+// doctor fails and names the dir, and from one under root's own 0700
+// dir (shown to the peer read-only) it passes; as nobody, crun and runc
+// are ok exactly when an oci session through them runs. Before, doctor said the default session could run
 // there (exit 0), and as nobody reported both runtimes ok while every
 // oci session failed at start.
 func TestDoctorRunsTheSession(t *testing.T) {
@@ -50,10 +51,16 @@ func TestDoctorRunsTheSession(t *testing.T) {
 		if err := os.Chmod(top, 0o700); err != nil {
 			t.Fatal(err)
 		}
-		proj := ownedDir(t, filepath.Join(top, "proj"), 0, 0o755)
+		// Root's own 0700 dir is shown to the peer; another user's is not.
+		alices := ownedDir(t, filepath.Join(top, "alice"), testutil.Nobody, 0o700)
+		proj := ownedDir(t, filepath.Join(alices, "proj"), 0, 0o755)
 		code, r := doctorIn(t, proj, false)
 		if code != 1 || r.DefaultSession || r.ok(t, "default session here") {
 			t.Errorf("exit %d, default_session %v: want 1 and false from %s", code, r.DefaultSession, proj)
+		}
+		code, r = doctorIn(t, ownedDir(t, filepath.Join(top, "proj"), 0, 0o755), false)
+		if code != 0 || !r.ok(t, "default session here") {
+			t.Errorf("from root's 0700 dir: exit %d, want 0 and the session ok", code)
 		}
 		code, r = doctorIn(t, "/", false)
 		if code != 0 || !r.ok(t, "default session here") {

@@ -41,10 +41,15 @@ func writeOwned(t *testing.T, path, data string, uid int) {
 	}
 }
 
+// writeProbe defines w FILE NAME: append to FILE, print NAME=written or
+// NAME=refused.
+const writeProbe = `
+w() { if (printf x >> "$1") 2>/dev/null; then echo "$2=written"; else echo "$2=refused"; fi; }
+`
+
 // fsProbe: $1 the workspace (cwd), $2 a host dir not named, $3 a --write
 // dir, $4 a --hide dir, $5 a file of the host's /tmp.
-const fsProbe = `
-w() { if (printf x >> "$1") 2>/dev/null; then echo "$2=written"; else echo "$2=refused"; fi; }
+const fsProbe = writeProbe + `
 w "$1/out" cwd
 w "$2/file" other
 w "$2/new" other_new

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +30,18 @@ func rows() []backend {
 	return backends.Of("namespace", "namespace-userns", "oci-crun", "oci-runc")
 }
 
+// namespaceRows are the namespace backend as root (a private user
+// namespace) and as nobody (its own uid mapped).
+func namespaceRows() []backend { return backends.Of("namespace", "namespace-userns") }
+
+// peerUID owns what b's peer makes and is given on the host.
+func peerUID(b backend) int {
+	if b.Unprivileged {
+		return testutil.Nobody
+	}
+	return 0
+}
+
 // session runs loki-supervise session with b's flags, flags and the peer
 // argv, and returns its exit code, stdout and stderr.
 func session(t *testing.T, b backend, flags []string, peer ...string) (int, string, string) {
@@ -37,7 +50,7 @@ func session(t *testing.T, b backend, flags []string, peer ...string) (int, stri
 }
 
 // sessionEnv is session with env added to the supervisor's environment
-// (a HOME of the test's).
+// (a HOME of the test's); a NAME without "=" removes that variable.
 func sessionEnv(t *testing.T, b backend, env []string, flags []string, peer ...string) (int, string, string) {
 	t.Helper()
 	bflags := b.Flags(t, backends.Busybox)
@@ -60,7 +73,14 @@ func sessionEnv(t *testing.T, b backend, env []string, flags []string, peer ...s
 	args := append([]string{"session", "--init", init, "--control-root", ctlRoot, "--wait-after-eof"}, bflags...)
 	args = append(append(append(args, flags...), "--"), peer...)
 	cmd := exec.Command(sup, args...)
-	cmd.Env = append(append(os.Environ(), "LC_ALL=C"), env...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	for _, e := range env {
+		if !strings.Contains(e, "=") {
+			cmd.Env = slices.DeleteFunc(cmd.Env, func(v string) bool { return strings.HasPrefix(v, e+"=") })
+			continue
+		}
+		cmd.Env = append(cmd.Env, e)
+	}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = attr
 	var out, errb bytes.Buffer

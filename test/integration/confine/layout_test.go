@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"github.com/loki-sh/loki/internal/testutil"
 )
 
 // ownedDir makes dir (mode) owned by uid.
@@ -57,14 +55,8 @@ echo "cwd=$(pwd)"
 // cwd in /dev/shm at launch-cwd (125), and without root a HOME under
 // /tmp was missing from the private /tmp.
 func TestAgentLayouts(t *testing.T) {
-	for _, b := range rows() {
-		if b.Name != "namespace" && b.Name != "namespace-userns" {
-			continue
-		}
-		uid := 0
-		if b.Unprivileged {
-			uid = testutil.Nobody
-		}
+	for _, b := range namespaceRows() {
+		uid := peerUID(b)
 		for _, tc := range []struct {
 			name string
 			// layout returns HOME, the session's cwd, the flags, and the
@@ -126,6 +118,98 @@ func TestAgentLayouts(t *testing.T) {
 				}
 				if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid {
 					t.Errorf("the peer's file is owned by %d on the host, want %d", st.Uid, uid)
+				}
+			})
+		}
+	}
+}
+
+// closedProbe: $1 the cwd, $2 the --write dir, $3 and $4 the 0700 dirs
+// holding them (with a file f each, and $3/sib/f a sibling of the cwd).
+const closedProbe = writeProbe + `
+w "$1/out" cwd
+w "$2/out" write
+w "$3/f" closed_file
+w "$3/new" closed_new
+w "$3/sib/f" sibling
+w "$3/sib/new" sibling_new
+w "$4/new" other_new
+echo "closed_read=$(cat "$3/f" 2>/dev/null)"
+echo "sibling_read=$(cat "$3/sib/f" 2>/dev/null)"
+echo "other_read=$(cat "$4/f" 2>/dev/null)"
+echo "pwd=$(pwd)"
+`
+
+// TestWritablePathsInClosedDirs: a cwd inside a 0700 dir and a --write
+// inside another, neither under HOME (HOME unset, or under /tmp as in
+// CI), start under the default session, as root (private user
+// namespace) and as nobody. The peer writes there and nowhere else: the
+// 0700 dirs and the cwd's sibling are read-only to it, as the rest of a
+// 0700 HOME holding the cwd is (the HOME=closed dir row, the case that
+// worked before, must give the same answers). Before, as root every row
+// exited 127 ("... is not searchable by others"): only HOME was shown
+// through an idmapped mount above a writable path.
+func TestWritablePathsInClosedDirs(t *testing.T) {
+	for _, b := range namespaceRows() {
+		uid := peerUID(b)
+		for _, homeCase := range []string{"unset", "under-tmp", "elsewhere", "is-the-closed-dir"} {
+			t.Run(b.Name+"/home-"+homeCase, func(t *testing.T) {
+				base := hostDir(t, 0)
+				closed := ownedDir(t, filepath.Join(base, "team"), uid, 0o700)
+				proj := ownedDir(t, filepath.Join(closed, "proj"), uid, 0o755)
+				ownedDir(t, filepath.Join(closed, "sib"), uid, 0o755)
+				writeOwned(t, filepath.Join(closed, "f"), "closed", uid)
+				writeOwned(t, filepath.Join(closed, "sib", "f"), "sibling", uid)
+				other := ownedDir(t, filepath.Join(base, "other"), uid, 0o700)
+				state := ownedDir(t, filepath.Join(other, "state"), uid, 0o700)
+				writeOwned(t, filepath.Join(other, "f"), "other", uid)
+				env := []string{"HOME"}
+				switch homeCase {
+				case "under-tmp":
+					env = []string{"HOME=" + homeIn(t, os.TempDir(), uid, 0o700)}
+				case "elsewhere":
+					env = []string{"HOME=" + homeIn(t, "/var/tmp", uid, 0o755)}
+				case "is-the-closed-dir":
+					env = []string{"HOME=" + closed}
+				}
+				code, out, stderr := sessionEnv(t, b, env, []string{"--cwd", proj, "--write", state},
+					"sh", "-c", closedProbe, "probe", proj, state, closed, other)
+				if code != 0 {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				r := results(out)
+				for k, v := range map[string]string{
+					"cwd": "written", "write": "written", "pwd": proj,
+					"closed_file": "refused", "closed_new": "refused", "sibling": "refused",
+					"sibling_new": "refused", "other_new": "refused",
+					"closed_read": "closed", "sibling_read": "sibling", "other_read": "other",
+				} {
+					if r[k] != v {
+						t.Errorf("%s=%q, want %q (output %q, stderr %q)", k, r[k], v, out, stderr)
+					}
+				}
+				for _, p := range []string{filepath.Join(proj, "out"), filepath.Join(state, "out")} {
+					fi, err := os.Stat(p)
+					if err != nil {
+						t.Errorf("the write did not reach the host: %v", err)
+						continue
+					}
+					if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid {
+						t.Errorf("%s is owned by %d on the host, want %d", p, st.Uid, uid)
+					}
+				}
+				for _, p := range []string{"new", "sib/new"} {
+					if _, err := os.Lstat(filepath.Join(closed, p)); err == nil {
+						t.Errorf("%s was made on the host", filepath.Join(closed, p))
+					}
+				}
+				if _, err := os.Lstat(filepath.Join(other, "new")); err == nil {
+					t.Errorf("%s was made on the host", filepath.Join(other, "new"))
+				}
+				for p, want := range map[string]string{filepath.Join(closed, "f"): "closed", filepath.Join(closed, "sib", "f"): "sibling"} {
+					if got, _ := os.ReadFile(p); string(got) != want {
+						t.Errorf("%s is %q on the host, want %q", p, got, want)
+					}
 				}
 			})
 		}

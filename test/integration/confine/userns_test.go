@@ -157,6 +157,10 @@ func TestPrivateUserNamespaceRefusals(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Root's 0700 dir above a cwd is shown to the peer (idmapped, read-only);
+	// another user's is closed to it, as to root without capabilities.
+	alices := ownedDir(t, filepath.Join(hidden, "alice"), testutil.Nobody, 0o700)
+	alicesWS := ownedDir(t, filepath.Join(alices, "ws"), 0, 0o755)
 	all := rows()
 	for _, tc := range []struct {
 		name  string
@@ -165,7 +169,7 @@ func TestPrivateUserNamespaceRefusals(t *testing.T) {
 		code  int
 		names string
 	}{
-		{"unsearchable cwd", all[0], []string{"--cwd", ws}, 127, "--userns host"},
+		{"unsearchable cwd", all[0], []string{"--cwd", alicesWS}, 127, alices + " is another user's"},
 		{"user and private", all[0], []string{"--user", "65534", "--userns", "private"}, 2, "--user"},
 		{"bad value", all[0], []string{"--userns", "shared"}, 2, "--userns"},
 		{"host without root", all[1], []string{"--userns", "host"}, 127, "--userns host"},

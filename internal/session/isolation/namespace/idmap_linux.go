@@ -21,12 +21,13 @@ import (
 // to unprivileged host ids, so the host's files are not its own: root's
 // show as nobody's, and only their "other" bits apply. The paths it must
 // still use as before (the cwd and --write, writable; HOME, read-only: the
-// agent's config) are idmapped mounts. Only the host's root can make one
-// (the filesystem's superblock belongs to the initial user namespace), so
-// the supervisor clones each tree, idmaps it by the stage's user
-// namespace (ids inside show as the same ids on disk), and hands the
-// detached mounts to the stage, which attaches them in its mount
-// namespace.
+// agent's config; and, read-only, the dir above any of these that it
+// could not search otherwise) are idmapped mounts. Only the host's root
+// can make one (the filesystem's superblock belongs to the initial user
+// namespace), so the supervisor clones each tree, idmaps it by the
+// stage's user namespace (ids inside show as the same ids on disk), and
+// hands the detached mounts to the stage, which attaches them in its
+// mount namespace.
 
 // privateUserNS: the session gets a private user namespace. Without root
 // it always has one (mapping the caller's own ids), which is not this.
@@ -35,17 +36,58 @@ func (b *Backend) privateUserNS(p confine.Policy) bool {
 }
 
 // idmapTrees lists what the stage attaches idmapped, parents first: each
-// writable path, and home, read-only, unless it is / or writable already.
+// writable path; HOME read-only, unless it is / or shown already; and for
+// each of these the topmost dir on its way the peer could not search
+// (root's 0700 /root above a project in it, a team's 0700 /srv/team),
+// read-only, so that the path is reached as root reaches it without a
+// user namespace. What that dir holds besides is read-only to the peer,
+// as the rest of HOME is.
 func idmapTrees(write []string, home string) []stage.IDMapTree {
 	var trees []stage.IDMapTree
 	for _, w := range write {
 		trees = append(trees, stage.IDMapTree{Path: w})
 	}
-	if home = homeDir(home); home != "" && !mounts.UnderAny(home, write) && unsearchable(home, nil) == "" {
-		trees = append(trees, stage.IDMapTree{Path: home, RO: true})
+	for _, w := range write {
+		trees = withBlocker(trees, w)
+	}
+	if home = homeDir(home); home != "" && !underTree(home, trees) {
+		switch t := withBlocker(trees, home); {
+		case unsearchable(home, t) != "":
+			// Another user's dir on the way: HOME stays out of reach.
+		case underTree(home, t):
+			trees = t
+		default:
+			trees = append(t, stage.IDMapTree{Path: home, RO: true})
+		}
 	}
 	sort.SliceStable(trees, func(i, j int) bool { return len(trees[i].Path) < len(trees[j].Path) })
 	return trees
+}
+
+// withBlocker adds to trees, read-only, the topmost dir on the way to
+// path that the peer could not search, when there is one.
+func withBlocker(trees []stage.IDMapTree, path string) []stage.IDMapTree {
+	top := ""
+	for d := path; ; {
+		if d = unsearchable(d, trees); d == "" {
+			break
+		}
+		top = d
+	}
+	if top == "" || underTree(top, trees) {
+		return trees
+	}
+	return append(trees, stage.IDMapTree{Path: top, RO: true})
+}
+
+// underTree: path is shown by one of trees.
+func underTree(path string, trees []stage.IDMapTree) bool {
+	for _, t := range trees {
+		if mounts.Under(path, t.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 // homeDir is HOME resolved, "" unless it is an existing dir other than /.
@@ -63,31 +105,37 @@ func homeDir(home string) string {
 	return home
 }
 
-// unsearchable returns the first dir on the way to path that the peer
-// could not search (it is "others" to every host dir), "" when none: a
-// dir under /tmp or /run is the private dir's, and one under a tree is
-// shown by that tree.
+// unsearchable returns the nearest dir above path that the peer could
+// not search, "" when none. A dir under /tmp, /run or /dev is made anew
+// by the stage (searchable); one a tree shows has its real owner, and the
+// peer is root (0:0) there; any other is the host's, to which the peer is
+// "others".
 func unsearchable(path string, trees []stage.IDMapTree) string {
-	private := confine.PrivateHostDirs()
-	for d := filepath.Dir(path); d != "/" && !mounts.UnderAny(d, private); d = filepath.Dir(d) {
-		covered := false
-		for _, t := range trees {
-			covered = covered || mounts.Under(d, t.Path)
-		}
+	anew := append(confine.PrivateHostDirs(), "/dev")
+	for d := filepath.Dir(path); d != "/" && !mounts.UnderAny(d, anew); d = filepath.Dir(d) {
 		var st unix.Stat_t
-		if !covered && (unix.Stat(d, &st) != nil || st.Mode&0o001 == 0) {
+		if unix.Stat(d, &st) != nil {
+			return d
+		}
+		ok := st.Mode&0o001 != 0
+		if underTree(d, trees) {
+			ok = searchable(st, confine.User{})
+		}
+		if !ok {
 			return d
 		}
 	}
 	return ""
 }
 
-// checkReachable refuses a writable tree the peer could not reach.
+// checkReachable refuses a writable tree the peer could not reach even
+// through the trees: a dir on its way that is another user's and closed
+// to others (root without capabilities is refused it on the host too).
 func checkReachable(trees []stage.IDMapTree) error {
 	for _, t := range trees {
 		if d := unsearchable(t.Path, trees); d != "" && !t.RO {
 			return confine.Refuse(Name, "a private user namespace with "+t.Path+" writable",
-				d+" is not searchable by others (chmod o+x it), or use --userns host")
+				d+" is another user's and closed to the session's root, which has no capabilities: run loki-supervise as its owner, or chmod o+x it")
 		}
 	}
 	return nil
