@@ -31,7 +31,7 @@ func runCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "execution-id", Usage: "canonical `UUID` (default: a new one)"},
 			&cli.StringFlag{Name: "workspace", Usage: "working `DIR` of the command (default: current directory)"},
-			&cli.StringFlag{Name: "loki-dir", Usage: "loki state `DIR` (default: WORKSPACE/.loki)"},
+			&cli.StringFlag{Name: "loki-dir", Usage: "loki state `DIR`: the runner's TMPDIR and caches (default: the run's own, in its record; never the workspace)"},
 			&cli.BoolFlag{Name: "json", Usage: `print {"execution_id": UUID} on stdout`},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the command's output (runner.log) on stdout as it runs"},
 		}, timeoutFlags...),

@@ -70,6 +70,9 @@ type ConfineRequest struct {
 	Workspace    string
 	RunSh, Spec  string // empty for a run
 	RunnerLog    string // the runner's stdout and stderr, already open
+	// RunDir is a run's own loki dir in its record (its TMPDIR and
+	// caches), writable to the runner; empty when the caller named one.
+	RunDir string
 }
 
 // Confined is the runner as its confinement leaves it.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/state"
@@ -114,8 +113,9 @@ type RunOptions struct {
 }
 
 // PrepareRun validates a generic run. Without an id a new random UUID is
-// minted; the workspace defaults to the current directory and the loki
-// dir to <workspace>/.loki (created 0700).
+// minted; the workspace defaults to the current directory. Without a loki
+// dir the run gets its own in its record (Run makes it): nothing is
+// written into the workspace but by the command.
 func PrepareRun(o RunOptions) (Spec, error) {
 	if len(o.Args) == 0 || o.Args[0] == "" {
 		return Spec{}, fmt.Errorf("no command given (usage: run [flags] -- CMD ARGS...)")
@@ -137,15 +137,10 @@ func PrepareRun(o RunOptions) (Spec, error) {
 	if s.Workspace, err = ResolvePath("--workspace", ws, Dir); err != nil {
 		return Spec{}, err
 	}
-	loki := o.LokiDir
-	if loki == "" {
-		loki = filepath.Join(s.Workspace, ".loki")
-		if err := os.MkdirAll(loki, 0o700); err != nil {
-			return Spec{}, fmt.Errorf("--loki-dir: %w", err)
+	if o.LokiDir != "" {
+		if s.LokiDir, err = ResolvePath("--loki-dir", o.LokiDir, Dir); err != nil {
+			return Spec{}, err
 		}
-	}
-	if s.LokiDir, err = ResolvePath("--loki-dir", loki, Dir); err != nil {
-		return Spec{}, err
 	}
 	if err := checkTimeouts(o.HardTimeout, o.IdleTimeout); err != nil {
 		return Spec{}, err

@@ -28,7 +28,9 @@ type Spec struct {
 	// Args is the runner argv before confinement.
 	Args      []string
 	Workspace string
-	// LokiDir holds state/trust-run-id and proofs/<run-id>/proof.json.
+	// LokiDir holds state/trust-run-id and proofs/<run-id>/proof.json,
+	// and the runner's runtime dirs. Empty (a run without --loki-dir):
+	// OwnLokiDir in the record, made by Run.
 	LokiDir string
 	// RunSh and Spec are given to the confinement profile (build only).
 	RunSh, SpecFile string
@@ -40,6 +42,10 @@ type Spec struct {
 	// runner.log) stop the runner like a stop request; 0 disables.
 	HardTimeout, IdleTimeout time.Duration
 }
+
+// OwnLokiDir is, in a run's record dir, the loki dir of a run that names
+// none (0700): the runner's TMPDIR, XDG and cache dirs and LOKI_DIR.
+const OwnLokiDir = "loki"
 
 // Timing holds the stop grace, poll interval and descendant grace.
 type Timing struct {
@@ -102,6 +108,16 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 	}); err != nil {
 		return Result{}, err
 	}
+	runDir := ""
+	if s.LokiDir == "" {
+		// The workspace is the caller's (a run from / made /.loki): the
+		// runner's runtime dirs live with its record instead.
+		runDir = s.Store.Path(s.ID, OwnLokiDir)
+		if err := os.MkdirAll(runDir, 0o700); err != nil {
+			return Result{}, fmt.Errorf("the run's own loki dir: %w", err)
+		}
+		s.LokiDir = runDir
+	}
 	resolveTools(s.Workspace, s.LokiDir)
 	// The supervisor's environment may hold secrets the runner's
 	// allowlist keeps out: keep /proc/<supervisor>/environ and fd closed
@@ -111,7 +127,7 @@ func Run(ctx context.Context, s Spec, t Timing, d Deps) (Result, error) {
 	// minted after this point may bind this execution's proof.
 	baseline := readRunID(s.LokiDir)
 
-	sv := &supervisor{spec: s, timing: t, deps: d, baseline: baseline}
+	sv := &supervisor{spec: s, timing: t, deps: d, baseline: baseline, runDir: runDir}
 	env, err := runnerenv.Build(s.Workspace, s.LokiDir)
 	if err != nil {
 		return sv.launchFailed(err)
@@ -141,8 +157,10 @@ type supervisor struct {
 	timing   Timing
 	deps     Deps
 	baseline string
-	log      *os.File
-	group    procid.Group
+	// runDir is the run's own loki dir in its record, "" when named.
+	runDir string
+	log    *os.File
+	group  procid.Group
 }
 
 func (sv *supervisor) update(fields map[string]any) error {
@@ -160,7 +178,7 @@ func (sv *supervisor) launch(env []string) (Runner, error) {
 	}
 	c, err := sv.deps.Confiner.Confine(ConfineRequest{
 		ExecutionDir: s.Store.Dir(s.ID), Args: s.Args, Workspace: s.Workspace, RunSh: s.RunSh, Spec: s.SpecFile,
-		RunnerLog: s.Store.Path(s.ID, state.LogFile),
+		RunnerLog: s.Store.Path(s.ID, state.LogFile), RunDir: sv.runDir,
 	})
 	if err != nil {
 		log.Close()

@@ -58,7 +58,7 @@ func (sandbox) Confine(r ConfineRequest) (Confined, error) {
 	if sb != nil {
 		return Confined{Args: args, Record: sb}, nil
 	}
-	ruleset, ll, err := sandboxlandlock.Confine(r.ExecutionDir, r.Workspace, r.RunSh, r.Spec, r.RunnerLog)
+	ruleset, ll, err := sandboxlandlock.Confine(r.ExecutionDir, r.Workspace, r.RunSh, r.Spec, r.RunnerLog, r.RunDir)
 	if err != nil {
 		return Confined{}, err
 	}

@@ -3,6 +3,8 @@ package build
 import (
 	"bufio"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +147,44 @@ func TestLogsFollow(t *testing.T) {
 	case <-time.After(wait):
 		follow.Process.Kill()
 		t.Fatal("logs --follow did not end after the execution exited")
+	}
+}
+
+// TestRunLeavesTheWorkspaceAlone: a run without --loki-dir writes nothing
+// into its workspace but what the command writes, given by --workspace or
+// taken from the cwd: the runner's TMPDIR and LOKI_DIR are its own dir in
+// its record (0700) and writable. Before, every run made WORKSPACE/.loki
+// (host-runtime and its gitconfig), in whatever dir it ran, even /.
+func TestRunLeavesTheWorkspaceAlone(t *testing.T) {
+	e := newEnv(t)
+	script := `echo tmp > "$TMPDIR/f" && cat "$TMPDIR/f" && echo "dir=$LOKI_DIR"`
+	for _, given := range []bool{true, false} {
+		ws := t.TempDir()
+		args := []string{"run", "--json", "--", "/bin/sh", "-c", script}
+		if given {
+			args = []string{"run", "--json", "--workspace", ws, "--", "/bin/sh", "-c", script}
+		}
+		cmd := e.command(args...)
+		cmd.Dir = ws
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("--workspace given %v: %v", given, err)
+		}
+		var v struct {
+			ExecutionID string `json:"execution_id"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("stdout %q: %v", out, err)
+		}
+		own := filepath.Join(e.store().Dir(state.MustParseID(v.ExecutionID)), "loki")
+		if log := e.log(v.ExecutionID); log != "tmp\ndir="+own+"\n" {
+			t.Errorf("--workspace given %v: log %q, want the runner's TMPDIR written and LOKI_DIR %s", given, log, own)
+		}
+		if fi, err := os.Stat(own); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("the run's own dir %s: %v", own, err)
+		}
+		if entries, _ := os.ReadDir(ws); len(entries) != 0 {
+			t.Errorf("--workspace given %v: the workspace holds %v, want nothing", given, entries)
+		}
 	}
 }

@@ -51,6 +51,7 @@ func (l *layout) probeScript(recordDir string) string {
 try() { name=$1; shift; if out=$("$@" 2>&1); then echo "$name=ok"; else echo "$name=denied:$out" | tr '\n' ' '; echo; fi; }
 try ws-write sh -c 'echo made > made-in-ws && cat made-in-ws'
 try ws-read cat ` + l.Spec + `
+try tmp-write sh -c 'echo t > "$TMPDIR/t" && cat "$TMPDIR/t"'
 try sys-read ls /usr/bin
 try etc-read cat /etc/passwd
 try sh /bin/sh -c 'exit 0'
@@ -63,7 +64,7 @@ try secret-read cat ` + l.Secret + `/key
 `
 }
 
-var allowed = []string{"ws-write", "ws-read", "sys-read", "etc-read", "sh", "out-write"}
+var allowed = []string{"ws-write", "ws-read", "tmp-write", "sys-read", "etc-read", "sh", "out-write"}
 var refused = []string{"host-write", "host-create", "record-write", "secret-list", "secret-read"}
 
 func requireLandlock(t *testing.T) {
@@ -199,7 +200,8 @@ func TestBuildConfined(t *testing.T) {
 }
 
 // TestRunConfined: the same boundary confines a generic `run`, which has
-// no engine and no spec.
+// no engine and no spec, and whose TMPDIR is in its own loki dir in its
+// record, outside the workspace: writable, the record beside it not.
 func TestRunConfined(t *testing.T) {
 	requireLandlock(t)
 	l := newLayout(t)

@@ -84,8 +84,10 @@ const (
 // Rules is the ruleset that confines a runner to w at the given kernel
 // ABI (one newer than kernlandlock.KnownABI is used as that). runnerLog, when
 // not empty, is the runner's own log, writable so that /dev/stdout and
-// /dev/stderr reopen. An ABI below MinABI is an ErrABI error.
-func Rules(w *boundary.Workspace, runnerLog string, abi int) (*kernlandlock.Ruleset, error) {
+// /dev/stderr reopen; own are dirs of the runner's own outside the
+// workspace (a run's loki dir in its record), writable as the workspace.
+// An ABI below MinABI is an ErrABI error.
+func Rules(w *boundary.Workspace, runnerLog string, abi int, own ...string) (*kernlandlock.Ruleset, error) {
 	if abi < MinABI {
 		have := "none"
 		if abi > 0 {
@@ -128,7 +130,7 @@ func Rules(w *boundary.Workspace, runnerLog string, abi int) (*kernlandlock.Rule
 	for _, d := range devices {
 		grant(d, readWrite)
 	}
-	for _, p := range append(w.RuntimeWritePaths(), w.Dir()) {
+	for _, p := range append(append(w.RuntimeWritePaths(), w.Dir()), own...) {
 		grant(p, handled&^notInWrite)
 	}
 	if runnerLog != "" {
@@ -194,13 +196,14 @@ func workspace(lookup boundary.Lookup, ws, runSh, spec string) (*boundary.Worksp
 // Confine returns the ruleset (a Landlock ruleset descriptor the exec gate
 // enforces before it execs the runner) and its record when
 // LOKI_HOST_LANDLOCK is on, and nil, nil otherwise. runSh and spec are
-// empty for a `run`. The ruleset is also written (0600) to
-// executionDir/host-landlock.json for review.
-func Confine(executionDir, workspace, runSh, spec, runnerLog string) (*os.File, *Confinement, error) {
-	return realHost().confine(executionDir, workspace, runSh, spec, runnerLog)
+// empty for a `run`, and runDir is a run's own loki dir ("" when none).
+// The ruleset is also written (0600) to executionDir/host-landlock.json
+// for review.
+func Confine(executionDir, workspace, runSh, spec, runnerLog, runDir string) (*os.File, *Confinement, error) {
+	return realHost().confine(executionDir, workspace, runSh, spec, runnerLog, runDir)
 }
 
-func (h host) confine(executionDir, ws, runSh, spec, runnerLog string) (*os.File, *Confinement, error) {
+func (h host) confine(executionDir, ws, runSh, spec, runnerLog, runDir string) (*os.File, *Confinement, error) {
 	if !boundary.Enabled(h.lookup, EnvLandlock) {
 		return nil, nil, nil
 	}
@@ -212,7 +215,11 @@ func (h host) confine(executionDir, ws, runSh, spec, runnerLog string) (*os.File
 		return nil, nil, err
 	}
 	abi := h.abi()
-	rs, err := Rules(w, runnerLog, abi)
+	var own []string
+	if runDir != "" {
+		own = append(own, runDir)
+	}
+	rs, err := Rules(w, runnerLog, abi, own...)
 	if err != nil {
 		return nil, nil, err
 	}

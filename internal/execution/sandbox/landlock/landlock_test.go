@@ -130,6 +130,28 @@ func TestRulesPaths(t *testing.T) {
 	}
 }
 
+// TestRulesRunDir: a run's own loki dir (in its record, outside the
+// workspace) is writable as the workspace is, and its record beside it
+// gets no rule.
+func TestRulesRunDir(t *testing.T) {
+	l := newLayout(t)
+	own := filepath.Join(l.Data, "loki")
+	if err := os.Mkdir(own, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Rules(l.workspaceFor(t, false), l.log, 7, own)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rulesByPath(rs)
+	if got[own] != got[l.Workspace] || got[own]&wf == 0 {
+		t.Errorf("%s: %v, want the workspace's %v", own, kernlandlock.FSNames(got[own]), kernlandlock.FSNames(got[l.Workspace]))
+	}
+	if a, ok := got[l.Data]; ok {
+		t.Errorf("the record dir has a rule: %v", kernlandlock.FSNames(a))
+	}
+}
+
 // TestRulesABI: the ABI decides what is handled; below MinABI the
 // boundary cannot be expressed and the rules are refused with the fix.
 func TestRulesABI(t *testing.T) {
@@ -215,21 +237,21 @@ func TestConfineSwitch(t *testing.T) {
 	l := newLayout(t)
 	dir := t.TempDir()
 	h := host{goos: "linux", abi: func() int { return 7 }, lookup: l.Lookup}
-	if f, c, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); f != nil || c != nil || err != nil {
+	if f, c, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, "", ""); f != nil || c != nil || err != nil {
 		t.Fatalf("switch off: %v %v %v", f, c, err)
 	}
 	l.Env[EnvLandlock] = " Yes "
 	h.goos = "darwin"
-	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, ErrNotLinux) {
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, "", ""); !errors.Is(err, ErrNotLinux) {
 		t.Fatalf("on darwin: %v", err)
 	}
 	h.goos = "linux"
 	h.abi = func() int { return 0 }
-	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, ErrABI) {
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, "", ""); !errors.Is(err, ErrABI) {
 		t.Fatalf("ABI 0: %v", err)
 	}
 	l.Env[boundary.EnvReservedPorts] = "x"
-	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, ""); !errors.Is(err, boundary.ErrInvalid) {
+	if _, _, err := h.confine(dir, l.Workspace, l.RunSh, l.Spec, "", ""); !errors.Is(err, boundary.ErrInvalid) {
 		t.Fatalf("bad boundary: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, RulesetName)); !errors.Is(err, os.ErrNotExist) {
