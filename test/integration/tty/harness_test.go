@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // wait bounds every wait for the screen (a loaded 2-vCPU VM).
@@ -131,36 +132,29 @@ func (p *pane) shellPID() int {
 	return pid
 }
 
-// backend is one isolation under test: its loki-supervise flags and the
-// peer's interactive shell.
-type backend struct {
-	name  string
-	flags func(t *testing.T) []string
-	shell []string
+// backend is a row of the shared table (testutil/backends).
+type backend = backends.Backend
+
+// rows are the backends with loki-init that a root supervisor runs: the
+// suite checks what loki-init does with the session's terminal, and the
+// unprivileged row is the confine suite's.
+func rows() []backend {
+	var out []backend
+	for _, b := range backends.All() {
+		if b.Init() && !b.Unprivileged {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
-func backends() []backend {
-	return []backend{
-		{name: "namespace", flags: func(t *testing.T) []string {
-			testutil.RequireRoot(t)
-			testutil.RequirePIDNamespace(t)
-			return []string{"--isolation", "namespace"}
-		}, shell: []string{"bash", "--norc", "--noprofile", "-i"}},
-		{name: "oci-crun", flags: func(t *testing.T) []string {
-			testutil.RequireRoot(t)
-			testutil.RequireCommand(t, "crun")
-			return []string{"--isolation", "oci", "--runtime", "crun", "--rootfs", rootfs(t)}
-		}, shell: []string{"sh", "-i"}},
-		{name: "oci-runc", flags: func(t *testing.T) []string {
-			testutil.RequireRoot(t)
-			testutil.RequireCommand(t, "runc")
-			return []string{"--isolation", "oci", "--runtime", "runc", "--rootfs", rootfs(t)}
-		}, shell: []string{"sh", "-i"}},
-		{name: "docker", flags: func(t *testing.T) []string {
-			docker := testutil.RequireDocker(t)
-			return []string{"--isolation", "docker", "--docker", docker, "--image", testutil.DockerImage(t, testutil.BusyboxImage)}
-		}, shell: []string{"sh", "-i"}},
+// shell is the peer's interactive shell: the host's bash where the peer
+// sees the host's files, busybox's sh in a container.
+func shell(b backend) []string {
+	if b.Container {
+		return []string{"sh", "-i"}
 	}
+	return []string{"bash", "--norc", "--noprofile", "-i"}
 }
 
 // session is the command line of loki-supervise session -t for b, with
@@ -168,12 +162,12 @@ func backends() []backend {
 func session(t *testing.T, p *pane, b backend, extra []string, peer ...string) string {
 	t.Helper()
 	args := []string{testutil.Binary(t, "loki-supervise"), "session", "-t", "--init", testutil.Binary(t, "loki-init")}
-	args = append(args, b.flags(t)...)
+	args = append(args, b.Flags(t, backends.Busybox)...)
 	args = append(args, "--env", "PS1=peer$ ", "--env", tagEnv+"="+p.tag)
 	args = append(args, extra...)
 	args = append(args, "--")
 	if len(peer) == 0 {
-		peer = b.shell
+		peer = shell(b)
 	}
 	args = append(args, peer...)
 	q := make([]string, len(args))
@@ -186,11 +180,7 @@ func session(t *testing.T, p *pane, b backend, extra []string, peer ...string) s
 // rootfs is the shared busybox root filesystem (testutil.BusyboxRootfs).
 func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testutil.RemoveBusyboxRootfs()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // children lists the pids whose parent is pid.
 func children(pid int) []int {

@@ -12,8 +12,8 @@ import (
 // shell's environment still does not. Before, COLORTERM and TERM_PROGRAM
 // were dropped by the allowlist on every backend.
 func TestTerminalIdentity(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			p := newPane(t, 30, 100)
 			cmd := session(t, p, b, nil, "sh", "-c", `echo "ident=[$COLORTERM|$TERM_PROGRAM|$TERM_PROGRAM_VERSION|$LOKI_SECRET]"`)
 			before, after := start(p, "COLORTERM=truecolor TERM_PROGRAM=loki-term TERM_PROGRAM_VERSION=3.4 LOKI_SECRET=s3cret "+cmd)

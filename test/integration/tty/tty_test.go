@@ -50,8 +50,8 @@ func finished(t *testing.T, p *pane, before, after string) int {
 // pty of its own at the pane's size, follows a resize, is interrupted and
 // suspended from the keyboard, and its exit code is the session's.
 func TestInteractiveShell(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			p := newPane(t, 30, 100)
 			before, after := start(p, session(t, p, b, nil))
 			p.waitFor(peerPrompt)
@@ -120,18 +120,18 @@ func waitForeground(t *testing.T, p *pane, name string) {
 // TestCursesProgram: a full-screen program draws and quits, and the
 // session ends cleanly after it.
 func TestCursesProgram(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			p := newPane(t, 24, 80)
 			// The script lives in the workspace (--cwd), which the
 			// confined filesystem shows the peer.
 			var extra []string
-			if b.name == "namespace" {
+			if b.Name == "namespace" {
 				extra = []string{"--cwd", p.dir}
 			}
 			before, after := start(p, session(t, p, b, extra))
 			p.waitFor(peerPrompt)
-			if b.name == "namespace" {
+			if b.Name == "namespace" {
 				py := peerCommand(t, "python3")
 				prog := `import curses
 def main(s):
@@ -160,7 +160,7 @@ curses.wrapper(main)`
 				p.keys("Enter")
 			}
 			p.waitFor(peerPrompt)
-			if b.name != "namespace" {
+			if b.Name != "namespace" {
 				if got := p.mark("cat /tmp/note"); got != "hello from vi" {
 					t.Fatalf("vi wrote %q", got)
 				}
@@ -225,8 +225,8 @@ func TestWaysOut(t *testing.T) {
 				syscall.Kill(init, syscall.SIGKILL)
 			}, -1},
 	}
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					p := newPane(t, 24, 80)
@@ -240,7 +240,7 @@ func TestWaysOut(t *testing.T) {
 						// As without a terminal: the namespace backend
 						// sees its init die by SIGKILL (125); crun, runc
 						// and docker report it as their own exit code 128+9.
-						want = map[string]int{"namespace": 125, "oci-crun": 137, "oci-runc": 137, "docker": 137}[b.name]
+						want = map[string]int{"namespace": 125, "oci-crun": 137, "oci-runc": 137, "docker": 137}[b.Name]
 					}
 					if code := finished(t, p, before, after); code != want {
 						t.Fatalf("session exit %d, want %d:\n%s", code, want, p.screen())
@@ -254,8 +254,8 @@ func TestWaysOut(t *testing.T) {
 // TestLostOutput: a terminal session whose output cannot be delivered
 // fails with 125, as without a terminal.
 func TestLostOutput(t *testing.T) {
-	for _, b := range backends() {
-		t.Run(b.name, func(t *testing.T) {
+	for _, b := range rows() {
+		t.Run(b.Name, func(t *testing.T) {
 			p := newPane(t, 24, 80)
 			cmd := session(t, p, b, nil, "sh", "-c", "sleep 1; while :; do echo y; done")
 			p.line(cmd + " | true; echo exit=${PIPESTATUS[0]}")
