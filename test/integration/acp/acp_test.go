@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // secret travels to the agent in its environment; it must never appear in
@@ -30,7 +31,8 @@ const (
 	runBound      = 120 * time.Second
 )
 
-// mode is one way of placing the agent behind the client.
+// mode is one way of placing the agent behind the client: a row of the
+// shared backend table (testutil/backends).
 type mode struct {
 	name string
 	// wrap returns the argv prefix put before `node agent.mjs`; nil means
@@ -38,29 +40,27 @@ type mode struct {
 	wrap func(t *testing.T) []string
 }
 
+// modes are the rows a root supervisor runs. A container row's root holds
+// only mount points and the merged-/usr symlinks, with the host's /usr
+// (node and its libraries) bound read-only (backends.HostUsr), and
+// test/acp bound read-only at the same path, so the agent's argv is the
+// same as in every other mode.
 func modes() []mode {
-	return []mode{
-		{"namespace", func(t *testing.T) []string {
-			testutil.RequireRoot(t)
-			testutil.RequirePIDNamespace(t)
-			return session(t, "--isolation", "namespace")
-		}},
-		{"none", func(t *testing.T) []string { return session(t, "--isolation", "none") }},
-		{"oci-crun", ociMode("crun")},
-		{"oci-runc", ociMode("runc")},
-		{"docker", dockerMode},
+	var out []mode
+	for _, b := range backends.All() {
+		if b.Unprivileged {
+			continue
+		}
+		out = append(out, mode{b.Name, func(t *testing.T) []string {
+			flags := b.Flags(t, backends.HostUsr)
+			if b.Container {
+				dir := acpDir(t)
+				flags = append(flags, "--bind", dir+":"+dir+":ro", "--cwd", dir)
+			}
+			return session(t, flags...)
+		}})
 	}
-}
-
-// dockerMode runs the agent in a docker container of an image made from
-// testutil.UsrRootfs (mount points and the merged-/usr symlinks), with the host's
-// /usr and test/acp bound read-only, as in the oci modes.
-func dockerMode(t *testing.T) []string {
-	docker := testutil.RequireDocker(t)
-	image := testutil.RequireUsrImage(t, docker)
-	dir := acpDir(t)
-	return session(t, "--isolation", "docker", "--docker", docker, "--image", image,
-		"--bind", "/usr:/usr:ro", "--bind", dir+":"+dir+":ro", "--cwd", dir)
+	return out
 }
 
 // session is the loki-supervise argv prefix with the built loki-init, the
@@ -71,21 +71,6 @@ func session(t *testing.T, flags ...string) []string {
 		"--init", testutil.Binary(t, "loki-init"), "--env", "ACP_TEST_TOKEN"}
 	args = append(args, flags...)
 	return append(args, "--")
-}
-
-// ociMode runs the agent in a container whose root is an empty directory
-// with the host's /usr (node and its libraries; /bin, /lib and /lib64 are
-// symlinks into it, as on a merged-/usr host) and test/acp bound read-only
-// at the same path, so the agent's argv is the same as in every other mode.
-func ociMode(runtime string) func(t *testing.T) []string {
-	return func(t *testing.T) []string {
-		testutil.RequireRoot(t)
-		testutil.RequireCommand(t, runtime)
-		dir := acpDir(t)
-		return session(t, "--isolation", "oci", "--runtime", runtime,
-			"--rootfs", testutil.UsrRootfs(t), "--bind", "/usr:/usr:ro",
-			"--bind", dir+":"+dir+":ro", "--cwd", dir)
-	}
 }
 
 func acpDir(t *testing.T) string {

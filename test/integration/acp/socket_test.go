@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loki-sh/loki/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,16 +37,10 @@ func TestSocketStdinIsInteractive(t *testing.T) {
 				t.Fatal(err)
 			}
 			theirs.Close()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			w := testutil.Wait(cmd)
 			defer func() {
 				ours.Close() // EOF ends the peer; a kill is the bound
-				select {
-				case <-done:
-				case <-time.After(runBound):
-					cmd.Process.Kill()
-					<-done
-				}
+				w.Within(runBound)
 			}()
 			if _, err := ours.Write([]byte("hi\n")); err != nil {
 				t.Fatal(err)
