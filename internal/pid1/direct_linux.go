@@ -30,15 +30,12 @@ import (
 // watchDirect reports host stdin EOF (once) and a vanished output reader
 // on done. It waits in one blocking poll, on a goroutine of its own (the
 // init has a second P for it); the descriptors are shared with the peer,
-// so they stay blocking and out of the runtime's poller.
-func watchDirect(stdin int, stderr bool, done chan<- forwarded) {
-	fds := []unix.PollFd{
-		{Fd: int32(stdin), Events: unix.POLLRDHUP},
-		{Fd: 1, Events: 0}, // POLLERR and POLLHUP are always reported
-		{Fd: -1},
-	}
-	if stderr {
-		fds[2].Fd = 2
+// so they stay blocking and out of the runtime's poller. With no outs it
+// only watches stdin, and returns once it reported it.
+func watchDirect(stdin int, outs []int, done chan<- forwarded) {
+	fds := []unix.PollFd{{Fd: int32(stdin), Events: unix.POLLRDHUP}}
+	for _, fd := range outs {
+		fds = append(fds, unix.PollFd{Fd: int32(fd)}) // POLLERR and POLLHUP are always reported
 	}
 	for {
 		_, err := unix.Poll(fds, -1)
@@ -51,9 +48,12 @@ func watchDirect(stdin int, stderr bool, done chan<- forwarded) {
 		if fds[0].Fd >= 0 && fds[0].Revents != 0 {
 			fds[0].Fd = -1 // reported once; poll skips negative fds
 			done <- forwarded{s: streamIn, eof: true}
+			if len(outs) == 0 {
+				return
+			}
 		}
-		for _, i := range []int{1, 2} {
-			if fds[i].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+		for _, f := range fds[1:] {
+			if f.Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
 				done <- forwarded{s: streamOut, err: unix.EPIPE}
 				return
 			}

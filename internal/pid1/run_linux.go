@@ -292,7 +292,11 @@ func (l *loop) launch(r preludeResult) error {
 	l.fwd = make(chan forwarded, 3)
 	if l.cfg.StdinFD > 0 {
 		l.direct = true
-		go watchDirect(l.cfg.StdinFD, l.cfg.StderrDirect, l.fwd)
+		go watchDirect(l.cfg.StdinFD, outputs(l.cfg.StderrDirect), l.fwd)
+	} else if p.stdin < 0 && p.tty < 0 {
+		// The peer reads the init's fd 0 itself (inheritStdin): its
+		// writer's hang-up is host stdin's EOF.
+		go watchDirect(0, nil, l.fwd)
 	} else {
 		go func() {
 			forward(streamIn, p.stdin, 0, l.fwd)
@@ -324,8 +328,9 @@ func (l *loop) launch(r preludeResult) error {
 	// small.
 	r.body, spec = nil, launch.Spec{}
 	l.tidyC = time.After(tidyAfter)
-	// A fixed, small GOMAXPROCS. Two, not one: the host-stdin forwarder
-	// sits in a blocking splice, and a goroutine in a system call keeps
+	// A fixed, small GOMAXPROCS. Two, not one: the host-stdin watcher
+	// (or forwarder) sits in a blocking poll (or splice), and a goroutine
+	// in a system call keeps
 	// its P until sysmon retakes it (20 µs to 10 ms later, by sysmon's
 	// backoff); with one P, the output forwarder and the loop, woken by
 	// the poller, waited for that retake, and an ACP round trip cost

@@ -41,13 +41,21 @@ func spawn(s launch.Spec, stdinFD int, stderrDirect bool) (peer, error) {
 		return spawnDirect(path, s, stdinFD, stderrDirect)
 	}
 	var in, out, errp [2]int
-	if err := pipes(&in, &out, &errp); err != nil {
+	ps := []*[2]int{&out, &errp}
+	if inheritStdin() {
+		in = [2]int{0, -1} // the peer reads the host's pipe itself
+	} else {
+		ps = append(ps, &in)
+	}
+	if err := pipes(ps...); err != nil {
 		return peer{}, err
 	}
 	// Both pipes of each output hop are large, the host's included: a
 	// splice then moves up to 1 MiB per call.
 	for _, fd := range []int{in[1], out[1], errp[1], 1, 2} {
-		growPipe(fd)
+		if fd >= 0 {
+			growPipe(fd)
+		}
 	}
 	pidfd := -1
 	pid, err := syscall.ForkExec(path, s.Argv, &syscall.ProcAttr{
@@ -57,15 +65,36 @@ func spawn(s launch.Spec, stdinFD int, stderrDirect bool) (peer, error) {
 		Sys:   &syscall.SysProcAttr{Setsid: true, PidFD: &pidfd},
 	})
 	for _, fd := range []int{in[0], out[1], errp[1]} {
-		unix.Close(fd)
+		if fd > 0 {
+			unix.Close(fd)
+		}
 	}
 	if err != nil {
 		for _, fd := range []int{in[1], out[0], errp[0]} {
-			unix.Close(fd)
+			if fd >= 0 {
+				unix.Close(fd)
+			}
 		}
 		return peer{}, classifyExec(err)
 	}
 	return peer{pid: pid, pidfd: pidfd, stdin: in[1], stdout: out[0], stderr: errp[0], tty: -1}, nil
+}
+
+// inheritStdin reports whether the peer may read the init's fd 0 itself
+// once the prelude is read: a blocking pipe (what loki-supervise and the
+// OCI runtimes give). A forwarder would add a hop, a thread wakeup, to
+// every message. The prelude is read to its last byte and never one more,
+// so the pipe holds the peer's input only; its writer closing (POLLHUP)
+// is host stdin's EOF (watchInput). Anything else (a file, /dev/null, a
+// socket, a descriptor left non-blocking, which the peer would get as
+// such) keeps the forwarder, which reads it to its end.
+func inheritStdin() bool {
+	var st unix.Stat_t
+	if unix.Fstat(0, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	fl, err := unix.FcntlInt(0, unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_NONBLOCK == 0
 }
 
 // spawnDirect starts the peer on the host's own descriptors: stdinFD and

@@ -75,6 +75,25 @@ func TestWaitAfterEOFHearsLateAnswer(t *testing.T) {
 	}
 }
 
+// Host stdin that is a pipe is the peer's own stdin once the prelude is
+// read: no forwarder, whose hop was a thread wakeup on every message. Its
+// writer's hang-up is still host stdin EOF (the single-shot rule above).
+func TestPeerReadsHostStdinPipe(t *testing.T) {
+	t.Parallel()
+	ready := filepath.Join(markerDir(t), "ready")
+	s := start(t, pid1test.Config{KeepStdinOpen: true, Spec: shell("readlink /proc/self/fd/0 > " + ready + "; exec cat")})
+	host, err := os.Readlink("/proc/" + strconv.Itoa(s.PID()) + "/fd/0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.TrimSpace(waitFile(t, ready))
+	s.CloseStdin()
+	requireCode(t, s.Wait(waitShort), 0)
+	if got != host {
+		t.Fatalf("the peer's stdin is %s, the init's %s: want the same pipe", got, host)
+	}
+}
+
 // A nonzero exit earned around stdin EOF is kept: the session does not
 // turn it into 0.
 func TestStdinEOFKeepsNonzeroExit(t *testing.T) {
