@@ -347,6 +347,7 @@ type process struct {
 }
 
 func (p *process) Wait() session.Exit {
+	session.AwaitExit(p.cmd.Process)
 	err := p.cmd.Wait()
 	exit := session.Exit{Err: p.startErr}
 	code, sig, ok := exitcode.Status(err)

@@ -152,6 +152,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return fail(fmt.Errorf("%w: %s: %v: %s", ErrRuntimeNotFound, rt, err, RuntimeFixHint))
 	}
 	go func() {
+		session.AwaitExit(p.cmd.Process)
 		p.waitErr = p.cmd.Wait()
 		close(p.done)
 	}()
