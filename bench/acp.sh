@@ -10,7 +10,10 @@
 # floor of the oci path) and namespace --fs host; the first echo is the
 # median of every spawn (ACP_STARTS, 10, more per round only time it);
 # the --relay rows keep the stdio relay the
-# client's own pipes otherwise bypass (the path before). Then 1 GiB stdin -> cat -> stdout through
+# client's own pipes otherwise bypass (the path before), and the cat
+# pipelines are the floor of a relay: one and two extra hops through a C
+# process (the relay path has two: the supervisor's and loki-init's
+# output forwarder). Then 1 GiB stdin -> cat -> stdout through
 # bwrap and the loki backends, best of ACP_TR (3), ratios to bwrap.
 # Needs root (namespaces). Compare within one run: the VM's cross-CPU
 # wakeups move every absolute figure.
@@ -35,6 +38,8 @@ c["root"]={"path":sys.argv[1],"readonly":True}; json.dump(c,open("config.json","
 S="$SUP session --init $INIT"
 variants=(
 	"cat=exec cat"
+	"cat | cat (1 hop)=exec cat | cat"
+	"cat | cat | cat (2 hops)=exec cat | cat | cat"
 	"bwrap=exec bwrap --unshare-pid --as-pid-1 --dev-bind / / cat"
 	"bwrap ro /, private /tmp=exec bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --unshare-ipc --die-with-parent --as-pid-1 cat"
 	"crun alone (oci floor)=exec unshare -m --propagation private sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun run -b $work/crun loki-bench-\$\$'"

@@ -30,24 +30,52 @@ func newStdinPipe() (r, w *os.File, err error) {
 	return os.NewFile(uintptr(p[0]), "init-stdin"), os.NewFile(uintptr(p[1]), "init-stdin-w"), nil
 }
 
-// relayStdin moves src to dst (our blocking pipe) with splice(2): zero copy,
-// one syscall per up to 1 MiB, no goroutine handoff. Where splice does not
-// apply (a terminal, EINVAL) or src is non-blocking (EAGAIN) it falls back
-// to the runtime's copy; a splice that fails moves nothing, so switching
-// mid-stream neither loses nor repeats a byte.
+// relayBuf is the relay's buffer: a message fits it whole; a read that
+// fills it is a stream, and splice takes over.
+const relayBuf = 64 << 10
+
+// relayStdin moves src to dst (our blocking pipe) in blocking system calls,
+// with no goroutine handoff. A message is one read and one write: a write
+// wakes only the pipe's reader, where a splice wakes every poller of the
+// pipe too, and loki-init polls it for its writer's hang-up (a thread
+// switch more per message). A read that fills the buffer is a stream:
+// splice(2) then moves it, zero copy, up to 1 MiB per call, until a splice
+// moves less than the buffer holds. A terminal, or a source left
+// non-blocking (EAGAIN), takes the runtime's copy; a read or splice that
+// fails moves nothing, so switching neither loses nor repeats a byte.
 func relayStdin(dst, src *os.File, moved *atomic.Int64) error {
 	sfd, ok := rawFD(src)
-	if !ok || !spliceable(sfd) {
+	if !ok || isTerminal(src) {
 		return copyFallback(dst, src, moved)
 	}
 	dfd := int(dst.Fd())
 	growPipe(sfd)
+	splice := spliceable(sfd)
+	stream := false
+	buf := make([]byte, relayBuf)
 	for {
-		n, err := unix.Splice(sfd, nil, dfd, nil, pipeSize, unix.SPLICE_F_MOVE)
+		var n int64
+		var err error
+		if stream {
+			n, err = unix.Splice(sfd, nil, dfd, nil, pipeSize, unix.SPLICE_F_MOVE)
+			if err == unix.EINVAL || err == unix.ENOSYS {
+				splice, stream = false, false
+				continue
+			}
+		} else {
+			var k int
+			k, err = unix.Read(sfd, buf)
+			if err == nil && k > 0 {
+				if werr := writeFull(dfd, buf[:k]); werr != nil {
+					return fmt.Errorf("relay stdin: %w", werr)
+				}
+			}
+			n = int64(k)
+		}
 		switch {
 		case err == unix.EINTR:
 			continue
-		case err == unix.EINVAL || err == unix.EAGAIN || err == unix.ENOSYS:
+		case err == unix.EAGAIN:
 			return copyFallback(dst, src, moved)
 		case err != nil:
 			return fmt.Errorf("relay stdin: %w", err)
@@ -55,11 +83,27 @@ func relayStdin(dst, src *os.File, moved *atomic.Int64) error {
 			return nil
 		}
 		moved.Add(n)
+		stream = splice && n >= relayBuf
 	}
 }
 
-// spliceable reports whether splicing from fd is interactive: from a pipe
-// or a regular file it is. A blocking splice from a socket (what Node.js's
+// writeFull writes all of b to the blocking descriptor fd.
+func writeFull(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// spliceable reports whether splicing from fd is safe: from a pipe or a
+// regular file it is. A blocking splice from a socket (what Node.js's
 // child_process gives a child as stdin) waits for more socket data while it
 // holds the lock of the init's pipe, so the init could not read the bytes
 // already there — an ACP request would get no answer until the client

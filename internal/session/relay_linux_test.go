@@ -13,8 +13,9 @@ import (
 )
 
 // TestFeed: the prelude and then the source arrive byte-exact and in
-// order, whatever the source is (a blocking pipe: splice; a regular file:
-// splice; a non-blocking pipe: the fallback), and EOF closes the pipe.
+// order, whatever the source is (a blocking pipe or a regular file: read
+// and write, then splice once a read fills the buffer; a non-blocking
+// pipe: the fallback), and EOF closes the pipe.
 func TestFeed(t *testing.T) {
 	payload := make([]byte, 3<<20+17)
 	rand.Read(payload)
