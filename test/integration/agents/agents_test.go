@@ -23,8 +23,6 @@ import (
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
-const nobody = 65534
-
 // install is test/agents with its node_modules, and the loki binaries,
 // shown at a path every user can reach (the clone may be under root's
 // 0700 home): a read-only bind under /var/tmp.
@@ -175,7 +173,7 @@ func drive(t *testing.T, in install, uid int, home, proj string, cmd []string) t
 	}
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if uid != 0 {
-		c.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
+		c.SysProcAttr.Credential = testutil.AsUser(uid).Credential
 	}
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
@@ -218,7 +216,7 @@ func session(t *testing.T, in install, uid int, cmd []string) []string {
 // a 0700 HOME failed to start (127).
 func TestACPAgents(t *testing.T) {
 	in := setup(t)
-	for _, uid := range []int{0, nobody} {
+	for _, uid := range []int{0, testutil.Nobody} {
 		for _, a := range acpAgents {
 			var direct *transcript
 			for _, l := range layouts {

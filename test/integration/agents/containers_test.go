@@ -6,24 +6,16 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
-// containerFlags: the agent in a container with the host's /usr and
-// test/agents bound read-only and its HOME bound writable (--write),
-// where the agent's files are the host's: state kept, protected paths
-// read-only as on namespace.
-func containerFlags(t *testing.T, in install, backend, home, proj string) []string {
+// containerFlags: the agent in a container (backends.HostUsr: the host's
+// /usr bound read-only) with test/agents bound read-only and its HOME
+// bound writable (--write), where the agent's files are the host's: state
+// kept, protected paths read-only as on namespace.
+func containerFlags(t *testing.T, in install, b backends.Backend, home, proj string) []string {
 	t.Helper()
-	common := []string{"--bind", "/usr:/usr:ro", "--bind", in.dir + ":" + in.dir + ":ro", "--write", home, "--env", "HOME=" + home, "--env", "PATH", "--cwd", proj}
-	switch backend {
-	case "oci-crun":
-		testutil.RequireCommand(t, "crun")
-		return append([]string{"--isolation", "oci", "--runtime", "crun", "--rootfs", testutil.UsrRootfs(t)}, common...)
-	default:
-		docker := testutil.RequireDocker(t)
-		return append([]string{"--isolation", "docker", "--docker", docker, "--image", testutil.RequireUsrImage(t, docker)}, common...)
-	}
+	return append(b.Flags(t, backends.HostUsr), "--bind", in.dir+":"+in.dir+":ro", "--write", home, "--env", "HOME="+home, "--env", "PATH", "--cwd", proj)
 }
 
 // TestACPAgentsContainers: as root, each ACP agent holds the direct
@@ -36,8 +28,8 @@ func TestACPAgentsContainers(t *testing.T) {
 	in := setup(t)
 	for _, a := range acpAgents {
 		var direct *transcript
-		for _, backend := range []string{"oci-crun", "docker"} {
-			t.Run(a.name+"/"+backend, func(t *testing.T) {
+		for _, backend := range backends.Of("oci-crun", "docker") {
+			t.Run(a.name+"/"+backend.Name, func(t *testing.T) {
 				if direct == nil {
 					home, proj, err := layouts[0].make(t, 0)
 					if err != nil {
@@ -58,7 +50,7 @@ func TestACPAgentsContainers(t *testing.T) {
 				for _, run := range []string{"first", "second"} {
 					got := drive(t, in, 0, home, proj, cmd)
 					if !reflect.DeepEqual(steps(got), steps(*direct)) {
-						t.Errorf("%s session through %s:\n %s\ndirectly:\n %s\nsession's stderr: %q", run, backend, steps(got), steps(*direct), got.StderrTail)
+						t.Errorf("%s session through %s:\n %s\ndirectly:\n %s\nsession's stderr: %q", run, backend.Name, steps(got), steps(*direct), got.StderrTail)
 					}
 					if c := got.Exit.Code; c != nil && (*c == 124 || *c == 125 || *c == 127) && !eofCut(got, *direct) {
 						t.Errorf("the %s session exited %d: %q", run, *c, got.StderrTail)

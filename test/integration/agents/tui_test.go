@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,7 +61,7 @@ func newPane(t *testing.T, in install, uid int, home, dir string) *pane {
 	}
 	cmd := testutil.TmuxCommand(p.sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "-c", dir, env+" "+bash+" --norc --noprofile")
 	if uid != 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
+		cmd.SysProcAttr = testutil.AsUser(uid)
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
@@ -138,7 +137,7 @@ func normScreen(s string) string {
 // as root the 0700 HOME failed at start.
 func TestTUIs(t *testing.T) {
 	in := setup(t)
-	for _, uid := range []int{0, nobody} {
+	for _, uid := range []int{0, testutil.Nobody} {
 		for _, tu := range tuis {
 			t.Run(fmt.Sprintf("uid%d/%s", uid, tu.name), func(t *testing.T) {
 				home, proj, err := layouts[0].make(t, uid)
