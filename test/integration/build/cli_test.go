@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/state"
+	"github.com/loki-sh/loki/internal/testutil"
 )
 
 func TestRunMintsIDAndReportsIt(t *testing.T) {
@@ -137,16 +138,11 @@ func TestLogsFollow(t *testing.T) {
 		t.Fatal("follow did not deliver new output")
 	}
 	s.exit(t)
-	done := make(chan error, 1)
-	go func() { done <- follow.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("logs --follow: %v", err)
-		}
-	case <-time.After(wait):
-		follow.Process.Kill()
+	w := testutil.Wait(follow)
+	if _, ok := w.Within(wait); !ok {
 		t.Fatal("logs --follow did not end after the execution exited")
+	} else if w.Err() != nil {
+		t.Fatalf("logs --follow: %v", w.Err())
 	}
 }
 

@@ -111,34 +111,21 @@ func (e *env) buildArgs(id, runSh string, extra ...string) []string {
 type supervisor struct {
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
-	done   chan struct{}
-	code   int
+	w      *testutil.Waiter
 }
 
 // start launches a supervisor and registers a cleanup that kills it and,
 // if its runner survived, the runner's verified group.
 func (e *env) start(id string, args ...string) *supervisor {
 	e.t.Helper()
-	s := &supervisor{cmd: e.command(args...), done: make(chan struct{})}
+	s := &supervisor{cmd: e.command(args...)}
 	s.cmd.Stderr = &s.stderr
 	if err := s.cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	go func() {
-		s.cmd.Wait()
-		s.code = s.cmd.ProcessState.ExitCode()
-		if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			s.code = 128 + int(ws.Signal())
-		}
-		close(s.done)
-	}()
+	s.w = testutil.Wait(s.cmd)
 	e.t.Cleanup(func() {
-		select {
-		case <-s.done:
-		default:
-			s.cmd.Process.Kill()
-			<-s.done
-		}
+		s.w.Kill()
 		e.killRunner(id)
 	})
 	return s
@@ -160,8 +147,8 @@ func (e *env) killRunner(id string) {
 func (s *supervisor) exit(t *testing.T) int {
 	t.Helper()
 	select {
-	case <-s.done:
-		return s.code
+	case <-s.w.Done():
+		return testutil.ExitCode(s.w.Err())
 	case <-time.After(wait):
 		t.Fatalf("supervisor did not exit within %v; stderr: %s", wait, s.stderr.String())
 	}

@@ -198,14 +198,7 @@ func (d *daemon) stop() {
 	}
 	if d.cmd.Process != nil {
 		d.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { d.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			d.cmd.Process.Kill()
-			<-done
-		}
+		testutil.Wait(d.cmd).Within(10 * time.Second)
 	}
 	// The snapshots are mounted under root only while containers exist:
 	// none is left (every test removes its sandbox).

@@ -86,12 +86,10 @@ func killSupervisor(t *testing.T, env []string, dir string, args ...string) []pr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	w := testutil.Wait(cmd)
 	procs := waitPIDs(t, dir, "leader", "child", "setsid", "orphan")
 	t.Cleanup(func() { testutil.KillLeftovers(procs) })
-	cmd.Process.Kill()
-	<-done
+	w.Kill()
 	return procs
 }
 

@@ -152,14 +152,7 @@ func (s *session) read(r io.Reader) {
 			s.mu.Unlock()
 		}
 	}
-	s.cmd.Wait()
-	s.code = 0
-	if ws, ok := s.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		s.code = ws.ExitStatus()
-		if ws.Signaled() {
-			s.code = 128 + int(ws.Signal())
-		}
-	}
+	s.code = testutil.ExitCode(s.cmd.Wait())
 	close(s.lines)
 	close(s.done)
 }

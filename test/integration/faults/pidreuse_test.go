@@ -111,17 +111,13 @@ func runReuseHelper(t *testing.T, role string) reuseReport {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("helper: %v\nstdout %s\nstderr %s", err, out.String(), errb.String())
-		}
-	case <-time.After(2 * wait):
-		cmd.Process.Kill() // PID 1 of its namespace: the whole namespace goes
-		<-done
+	// Past the bound the helper is killed: PID 1 of its namespace, the
+	// whole namespace goes.
+	w := testutil.Wait(cmd)
+	if _, ok := w.Within(2 * wait); !ok {
 		t.Fatalf("helper did not finish; stderr %s", errb.String())
+	} else if w.Err() != nil {
+		t.Fatalf("helper: %v\nstdout %s\nstderr %s", w.Err(), out.String(), errb.String())
 	}
 	var r reuseReport
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
@@ -410,18 +406,13 @@ func TestRecordRedirectedToAnotherLiveGroup(t *testing.T) {
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
 	}
-	supDone := make(chan struct{})
-	go func() { sup.Wait(); close(supDone) }()
+	w := testutil.Wait(sup)
 	st := waitRecord(t, data, id, "running", func(st state.State) bool { return st.Str("state") == "running" })
 	runner, _ := st.Int("runner_pid")
 	runnerGroup := procid.Group{PID: runner, PGID: runner, SID: runner, Token: st.Str("runner_birth_token")}
 	t.Cleanup(func() {
 		runnerGroup.Signal(syscall.SIGKILL) // the runner this test started, if it is still that one
-		select {
-		case <-supDone:
-		case <-time.After(wait):
-			sup.Process.Kill()
-		}
+		w.Within(wait)
 	})
 	impostor, err := startSleeper(0, true)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/loki-sh/loki/internal/testutil"
 )
@@ -101,8 +100,7 @@ func stopOnce(t *testing.T, py string, env []string, i int) (string, error) {
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	w := testutil.Wait(cmd)
 	ready := func() bool {
 		for _, r := range []string{"leader", "member"} {
 			if _, err := os.Stat(filepath.Join(dir, r+".ready")); err != nil {
@@ -112,22 +110,16 @@ func stopOnce(t *testing.T, py string, env []string, i int) (string, error) {
 		return true
 	}
 	if !testutil.WaitUntil(wait, ready) {
-		cmd.Process.Kill()
-		<-done
+		w.Kill()
 		return "", fmt.Errorf("runner never became ready; stderr %q", stderr.String())
 	}
 	if o := cli(t, env, "stop", id); o.code != 0 {
 		return "", fmt.Errorf("stop: exit %d, stderr %q", o.code, o.stderr)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			return "", fmt.Errorf("run: %v; stderr %q", err, stderr.String())
-		}
-	case <-time.After(wait):
-		cmd.Process.Kill()
-		<-done
+	if _, ok := w.Within(wait); !ok {
 		return "", fmt.Errorf("run did not end within %v of stop", wait)
+	} else if w.Err() != nil {
+		return "", fmt.Errorf("run: %v; stderr %q", w.Err(), stderr.String())
 	}
 	var got []string
 	for _, r := range []string{"leader", "member"} {

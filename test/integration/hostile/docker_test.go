@@ -46,15 +46,9 @@ func privateDockerd(t *testing.T, docker, image string) (string, *exec.Cmd) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	w := testutil.Wait(cmd)
 	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-exited
-		}
+		w.Kill()
 		if b, err := os.ReadFile(filepath.Join(dir, "exec", "containerd", "containerd.pid")); err == nil {
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 {
 				syscall.Kill(pid, syscall.SIGKILL)
@@ -71,14 +65,14 @@ func privateDockerd(t *testing.T, docker, image string) (string, *exec.Cmd) {
 	})
 	ok := testutil.WaitUntil(wait, func() bool {
 		select {
-		case <-exited:
+		case <-w.Done():
 			return true
 		default:
 		}
 		return exec.Command(docker, "-H", host, "version", "--format", "{{.Server.Version}}").Run() == nil
 	})
 	select {
-	case <-exited:
+	case <-w.Done():
 		ok = false
 	default:
 	}

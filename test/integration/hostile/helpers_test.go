@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -100,14 +99,13 @@ type run struct {
 	id     string
 	cmd    *exec.Cmd
 	stderr bytes.Buffer
-	done   chan struct{}
-	code   int
+	w      *testutil.Waiter
 }
 
 // start runs script (sh) as a run's runner in the workspace.
 func (b *box) start(confined bool, script string, flags ...string) *run {
 	b.t.Helper()
-	r := &run{b: b, id: newID(), done: make(chan struct{})}
+	r := &run{b: b, id: newID()}
 	args := append([]string{"run", "--execution-id", r.id, "--workspace", b.ws}, flags...)
 	args = append(args, "--", "/bin/sh", "-c", script)
 	r.cmd = exec.Command(testutil.Binary(b.t, "loki-supervise"), args...)
@@ -118,27 +116,16 @@ func (b *box) start(confined bool, script string, flags ...string) *run {
 	if err := r.cmd.Start(); err != nil {
 		b.t.Fatal(err)
 	}
-	go func() {
-		r.cmd.Wait()
-		r.code = testutil.ExitStatus(r.cmd.ProcessState)
-		close(r.done)
-	}()
-	b.t.Cleanup(func() {
-		select {
-		case <-r.done:
-		default:
-			r.cmd.Process.Signal(syscall.SIGKILL)
-			<-r.done
-		}
-	})
+	r.w = testutil.Wait(r.cmd)
+	b.t.Cleanup(r.w.Kill)
 	return r
 }
 
 // exit waits at most limit for the supervisor to end.
 func (r *run) exit(limit time.Duration) (int, bool) {
 	select {
-	case <-r.done:
-		return r.code, true
+	case <-r.w.Done():
+		return testutil.ExitCode(r.w.Err()), true
 	case <-time.After(limit):
 		return -1, false
 	}
@@ -165,7 +152,7 @@ func (r *run) waitLog(s string) {
 	r.b.t.Helper()
 	ended := func() bool {
 		select {
-		case <-r.done:
+		case <-r.w.Done():
 			return true
 		default:
 			return false
