@@ -123,7 +123,14 @@ type Refusal struct {
 	Count   int64  `json:"count"`
 }
 
-func (r Refusal) key() string { return string(r.What) + "\x00" + r.Path + r.Host + r.Syscall }
+// key is a refusal's key in the table: a struct, so that a repeat
+// allocates nothing (a peer may repeat a refusal a million times).
+type key struct {
+	what                Kind
+	path, host, syscall string
+}
+
+func (r Refusal) key() key { return key{r.What, r.Path, r.Host, r.Syscall} }
 
 // label is the key as a person reads it.
 func (r Refusal) label() string { return r.Path + r.Host + r.Syscall }
@@ -140,7 +147,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	out     *writer // nil: no stream, counts only
 	t0      time.Time
-	table   map[string]*entry
+	table   map[key]*entry
 	order   []*entry       // first-seen order
 	counts  map[Kind]int64 // every refusal, in the table or not
 	untold  map[Kind]int64 // refusals of keys beyond the table
@@ -151,7 +158,7 @@ type Recorder struct {
 // New returns a recorder whose t counts from now, writing to out (nil:
 // no stream; the counts still make the summary).
 func New(out *Sink) *Recorder {
-	r := &Recorder{t0: time.Now(), table: map[string]*entry{}, counts: map[Kind]int64{}, untold: map[Kind]int64{}}
+	r := &Recorder{t0: time.Now(), table: map[key]*entry{}, counts: map[Kind]int64{}, untold: map[Kind]int64{}}
 	if out != nil {
 		r.out = newWriter(out)
 	}

@@ -150,6 +150,17 @@ func TestMillionRefusalsBounded(t *testing.T) {
 	}
 }
 
+// TestRepeatAllocatesNothing: a repeated refusal (a peer's denied
+// syscall in a loop) is counted without an allocation, so the
+// supervisor's heap does not churn with it.
+func TestRepeatAllocatesNothing(t *testing.T) {
+	r := New(nil)
+	r.Refused(Refusal{What: Syscall, Syscall: "keyctl", PID: 7, Comm: "x"})
+	if n := testing.AllocsPerRun(1000, func() { r.Refused(Refusal{What: Syscall, Syscall: "keyctl"}) }); n != 0 {
+		t.Fatalf("%v allocations per repeat", n)
+	}
+}
+
 // TestReaderNeverBlocks: a reader that never reads, or one that is gone,
 // costs lines (counted), not time.
 func TestReaderNeverBlocks(t *testing.T) {
