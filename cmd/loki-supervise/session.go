@@ -120,8 +120,8 @@ and wants the whole reply passes --eof wait (or --wait-after-eof). A stdin that 
 exit; --eof end cuts it there too. The same rule on every backend.
 
 Status stream (--status-fd N, --status-file PATH; docs/status.md): JSON lines, start
-(backend, effective policy, what it can observe), refused (egress, pids, memory, with
-counts), end (code and reason: peer-exit, eof-ended, limit-pids, lease-expired, ...).
+(backend, effective policy, what it can observe), refused (egress, syscalls, pids,
+memory, with counts), end (code and reason: peer-exit, eof-ended, limit-pids, lease-expired, ...).
 At the end one line on stderr names the most frequent refusals (--quiet: none).`,
 		Flags: sessionFlags(),
 		Action: func(c *cli.Context) error {

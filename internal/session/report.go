@@ -117,10 +117,16 @@ func (o *outcome) started(cfg Config, caps Capabilities, id string, proc Process
 	for _, k := range caps.Observes {
 		observes[k] = true
 	}
+	var unobserved map[status.Kind]string
+	if pp, ok := proc.(interface{ Unobserved() map[status.Kind]string }); ok {
+		unobserved = pp.Unobserved()
+	}
 	for _, k := range status.Kinds {
 		switch {
 		case observes[k] && k == status.Egress && len(p.Allow) == 0:
 			s.Cannot[k] = "no --allow-host: there is no egress proxy to refuse"
+		case observes[k] && unobserved[k] != "":
+			s.Cannot[k] = unobserved[k]
 		case observes[k]:
 			s.Observes = append(s.Observes, k)
 		default:
@@ -138,6 +144,16 @@ func cannotObserve(k status.Kind, backend string) string {
 	case status.Connect:
 		return "refused connections are not logged by the kernel here"
 	case status.Syscall:
+		switch backend {
+		case "oci":
+			// The runtime could pass a listener (linux.seccomp.listenerPath),
+			// but loki-init's own copy of the policy answers first.
+			return "loki-init's own copy of the syscall filter answers with the errno, which outranks the runtime's listener (SECCOMP_RET_ERRNO before USER_NOTIF)"
+		case "docker":
+			return "the engine installs the syscall filter and hands its listener to nobody"
+		case "none":
+			return "the peer runs under no syscall policy of loki's"
+		}
 		return "the seccomp filter returns errors without logging them"
 	}
 	return "the " + backend + " backend does not report it"

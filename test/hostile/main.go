@@ -8,6 +8,9 @@
 //	hostile surface         reach io_uring, userfaultfd, perf events
 //	hostile sockets PATH... connect to each unix socket, then again while
 //	                        the host re-creates them (polled for 3 s)
+//	hostile deny N          make the policy's denied calls (keyctl N times),
+//	                        print how each was answered and the pid, hold
+//	hostile deny-watch      call keyctl every 10 ms, print each new answer
 //
 // It waits for a line on stdin at each "hold" line it prints, so that the
 // caller can measure the supervisor while the attack's connections are
@@ -22,6 +25,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,8 +50,21 @@ func main() {
 	case len(os.Args) > 2 && os.Args[1] == "sockets":
 		sockets(os.Args[2:])
 		return
+	case len(os.Args) == 3 && os.Args[1] == "deny":
+		n, err := strconv.Atoi(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "hostile: deny N")
+			os.Exit(2)
+		}
+		deny(n)
+		fmt.Println("hold=done")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		return
+	case len(os.Args) == 2 && os.Args[1] == "deny-watch":
+		denyWatch()
+		return
 	case len(os.Args) != 2 || os.Args[1] != "egress":
-		fmt.Fprintln(os.Stderr, "usage: hostile egress | hostile plant DIR | hostile surface | hostile sockets PATH...")
+		fmt.Fprintln(os.Stderr, "usage: hostile egress | hostile plant DIR | hostile surface | hostile sockets PATH... | hostile deny N | hostile deny-watch")
 		os.Exit(2)
 	}
 	u, err := url.Parse(os.Getenv("HTTP_PROXY"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,15 +18,7 @@ import (
 // dir every way the policy covers, surface tries the kernel surface it
 // denies.
 
-func say(name string, err error) {
-	r := "ok"
-	if errno, ok := err.(unix.Errno); ok {
-		r = unix.ErrnoName(errno)
-	} else if err != nil {
-		r = err.Error()
-	}
-	fmt.Printf("%s=%s\n", name, r)
-}
+func say(name string, err error) { fmt.Printf("%s=%s\n", name, result(err)) }
 
 func raw(nr uintptr, a ...uintptr) (uintptr, error) {
 	a = append(a, 0, 0, 0, 0, 0, 0)
@@ -120,4 +113,47 @@ func surface() {
 	if err == nil {
 		unix.Close(pfd)
 	}
+}
+
+// deny makes denied calls: keyctl n times, openat2 and setxattr once
+// each, and says how each was answered ("keyctl=EPERM:n") and the
+// caller's pid as it sees it.
+func deny(n int) {
+	errs := map[string]int{}
+	for range n {
+		_, err := raw(unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, uintptr(0xfffffffd), 0)
+		errs[result(err)]++
+	}
+	for e, k := range errs {
+		fmt.Printf("keyctl=%s:%d\n", e, k)
+	}
+	how := unix.OpenHow{Flags: unix.O_RDONLY}
+	_, err := unix.Openat2(unix.AT_FDCWD, "/", &how)
+	say("openat2", err)
+	say("setxattr", unix.Setxattr("/", "user.loki", []byte("x"), 0))
+	fmt.Printf("pid=%d\n", os.Getpid())
+}
+
+// denyWatch calls keyctl every 10 ms for a minute, saying how it was
+// answered at the start and at each change.
+func denyWatch() {
+	last := ""
+	for range 6000 {
+		_, err := raw(unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, uintptr(0xfffffffd), 0)
+		if r := result(err); r != last {
+			fmt.Printf("keyctl=%s\n", r)
+			last = r
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func result(err error) string {
+	if errno, ok := err.(unix.Errno); ok {
+		return unix.ErrnoName(errno)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
 }

@@ -9,3 +9,5 @@ import (
 
 func plant(string) { fmt.Fprintln(os.Stderr, "hostile: plant is Linux's"); os.Exit(2) }
 func surface()     { fmt.Fprintln(os.Stderr, "hostile: surface is Linux's"); os.Exit(2) }
+func deny(int)     { fmt.Fprintln(os.Stderr, "hostile: deny is Linux's"); os.Exit(2) }
+func denyWatch()   { fmt.Fprintln(os.Stderr, "hostile: deny-watch is Linux's"); os.Exit(2) }

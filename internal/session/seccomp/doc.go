@@ -17,6 +17,11 @@
 //     process, for the native ABI and its compat one, or fails and
 //     changes nothing; the x32 ABI is refused whole. On an architecture
 //     without a syscall table here it installs nothing (ErrUnsupported).
+//   - InstallNotified installs the same program with each rule's
+//     denial handed to a listener (the namespace stage, for a status
+//     stream); Matcher gives the rule, hence the errno, its holder
+//     answers (package notify). Without a holder the kernel refuses
+//     the call with ENOSYS: a call the policy denies never runs.
 //
 // The package is linked into loki-init: it uses x/sys/unix and nothing
 // of this module.

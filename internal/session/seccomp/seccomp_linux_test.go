@@ -169,3 +169,33 @@ func TestSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestMatcher: a listener's answer is the filter's: every rule matches
+// with arguments that meet its conditions, with its errno, and a call
+// the filter lets run (open without O_CREAT, chmod without the set-id
+// bits) matches nothing.
+func TestMatcher(t *testing.T) {
+	m := NewMatcher()
+	for _, a := range abis {
+		for _, r := range Policy() {
+			nr, ok := a.nrs[r.Name]
+			if !ok {
+				continue
+			}
+			var args [6]uint64
+			for _, c := range r.Args {
+				args[c.Index] |= uint64(c.Value) | 1<<40 // high bits ignored
+			}
+			got, ok := m.Match(a.arch, nr, args)
+			if !ok || got.Errno != r.Errno || got.Name != r.Name {
+				t.Errorf("arch %#x %s %v: matched %+v (%v)", a.arch, r.Name, args, got, ok)
+			}
+		}
+		if r, ok := m.Match(a.arch, a.nrs["openat"], [6]uint64{0, 0, 0, 0o4755}); ok {
+			t.Errorf("openat without O_CREAT matched %+v", r)
+		}
+		if r, ok := m.Match(a.arch, a.nrs["fchmodat"], [6]uint64{0, 0, 0o755}); ok {
+			t.Errorf("fchmodat 0755 matched %+v", r)
+		}
+	}
+}

@@ -24,8 +24,9 @@ func (b *Backend) Capabilities() session.Capabilities {
 		Init:          true,
 		PrivateUserNS: true,
 		DirectStdinFD: stage.HostStdinFD,
-		// Egress from its proxy, limits from its cgroup's events.
-		Observes: []status.Kind{status.Egress, status.Pids, status.Memory},
+		// Egress from its proxy, the syscall policy's denials from its
+		// listener (with a stream), limits from its cgroup's events.
+		Observes: []status.Kind{status.Egress, status.Syscall, status.Pids, status.Memory},
 		Syscalls: seccomp.Name,
 		Knobs: map[confine.Knob]session.Support{
 			confine.KnobUser:            session.Given,

@@ -28,6 +28,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 	"github.com/loki-sh/loki/internal/session/isolation/sockdiag"
+	"github.com/loki-sh/loki/internal/session/seccomp"
+	"github.com/loki-sh/loki/internal/session/seccomp/notify"
 	"github.com/loki-sh/loki/internal/session/status"
 )
 
@@ -107,7 +109,21 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		defer proxyR.Close()
 		defer proxyW.Close()
 	}
+	var notifyR, notifyW *os.File
+	if req.Status.Streams() {
+		// The policy's denials reported: only for a stream, which alone
+		// shows them; otherwise the filter answers by itself, as ever.
+		if notifyR, notifyW, err = socketPair(); err != nil {
+			return nil, fmt.Errorf("%w: seccomp listener: %v", ErrNamespace, err)
+		}
+		defer notifyR.Close()
+		defer notifyW.Close()
+	}
 	extra := extraFiles(nil, req.HostStdin) // [0] is the status pipe, made below
+	if notifyW != nil {
+		pol.NotifyFD = stage.StatusFD + len(extra)
+		extra = append(extra, notifyW)
+	}
 	if proxyW != nil {
 		pol.EgressFD = stage.StatusFD + len(extra)
 		extra = append(extra, proxyW)
@@ -225,6 +241,21 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 			})
 		}
 		handoff = err
+	}
+	if notifyW != nil && handoff == nil {
+		notifyW.Close()
+		// Sent once the filter is on, before the stage becomes loki-init.
+		fd, why, err := seccomp.ReceiveListener(int(notifyR.Fd()))
+		switch {
+		case err != nil:
+			handoff = err
+		case fd >= 0:
+			p.notifier = notify.Serve(fd, func(r notify.Refusal) {
+				req.Status.Refused(status.Refusal{What: status.Syscall, Syscall: r.Syscall, PID: r.PID, Comm: r.Comm})
+			})
+		default:
+			p.unobserved = map[status.Kind]string{status.Syscall: why}
+		}
 	}
 	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
 	switch {
@@ -344,7 +375,15 @@ type process struct {
 	startErr error
 	cg       *cgroup.Cgroup // nil: no limits
 	egress   *egress.Proxy  // nil: no --allow-host
+	notifier *notify.Notifier
+	// unobserved: kinds the backend declares but this session cannot
+	// report, and why.
+	unobserved map[status.Kind]string
 }
+
+// Unobserved are the kinds Capabilities declares that this session
+// does not report, and why.
+func (p *process) Unobserved() map[status.Kind]string { return p.unobserved }
 
 func (p *process) Wait() session.Exit {
 	session.AwaitExit(p.cmd.Process)
@@ -373,6 +412,7 @@ func (p *process) InitPID() int { return p.cmd.Process.Pid }
 func (p *process) Kill() error  { return p.cmd.Process.Kill() }
 func (p *process) Close() error {
 	p.egress.Close()
+	p.notifier.Close()
 	return p.cg.Remove()
 }
 

@@ -5,7 +5,8 @@
 // binds the session's control dir back read-only, brings up loopback,
 // hands over the egress listener, empties the capability sets, switches
 // to --user, sets no_new_privs, installs the session's syscall policy
-// (package seccomp), and then hands over to loki-init in the same
+// (package seccomp; with a listener sent to the supervisor when
+// Policy.NotifyFD is set, keeping no copy), and then hands over to loki-init in the same
 // process, which stays PID 1: there is no exec between the two. The Landlock scope is the one
 // confinement it leaves to loki-init (Run's scope result): a Landlock
 // domain is per thread, and PID 1's threads in sibling domains could not

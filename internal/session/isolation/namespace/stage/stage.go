@@ -38,6 +38,10 @@ type Policy struct {
 	// EgressFD > 0: the unix socket the egress proxy's listener is sent
 	// back over, once made in the session's network namespace.
 	EgressFD int `json:"egress_fd,omitempty"`
+	// NotifyFD > 0: the unix socket the syscall policy's listener is
+	// sent back over (seccomp.SendListener): the policy's denials are
+	// then answered by the supervisor, which reports them.
+	NotifyFD int `json:"notify_fd,omitempty"`
 	// PrivateUser: the stage runs in a user namespace of the private
 	// block, as the host's uid 0 until it becomes root of it; IDMap are
 	// the trees it receives on IDMapFD.

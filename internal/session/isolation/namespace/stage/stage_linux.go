@@ -144,7 +144,7 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	if err := noNewPrivs(); err != nil {
 		return fail("capabilities", err)
 	}
-	if err := seccomp.Install(); err != nil {
+	if err := installSeccomp(policy.NotifyFD); err != nil {
 		return fail("seccomp", err)
 	}
 	if pdeath != 0 {
@@ -190,6 +190,31 @@ func readRoots(fd int) ([]string, error) {
 		return nil, fmt.Errorf("other sessions' control roots: %v", err)
 	}
 	return roots, nil
+}
+
+// installSeccomp installs the session's syscall policy on every thread;
+// with sock > 0, with a listener sent to the supervisor over sock, or
+// where the kernel gives none, the plain policy and why (never less of
+// it). The stage's copy of the listener is closed before anything else
+// runs: whoever holds it answers for the filter.
+func installSeccomp(sock int) error {
+	if sock <= 0 {
+		return seccomp.Install()
+	}
+	defer unix.Close(sock)
+	fd, err := seccomp.InstallNotified()
+	why := ""
+	if err != nil {
+		why = "the kernel gave the syscall filter no listener (" + err.Error() + "; it needs Linux 5.7, and no listener above the session)"
+		if err := seccomp.Install(); err != nil {
+			return err
+		}
+	}
+	err = seccomp.SendListener(sock, fd, why)
+	if fd >= 0 {
+		unix.Close(fd)
+	}
+	return err
 }
 
 // closeAll closes the detached mounts' descriptors (attached or not).
