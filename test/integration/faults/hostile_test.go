@@ -12,6 +12,7 @@ import (
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/pid1/pid1test"
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // secret stands for an API key in a launch env: it must never be echoed.
@@ -124,10 +125,9 @@ func encode(t *testing.T, s launch.Spec) []byte {
 // sessionRun runs `loki-supervise session` (namespace backend) with env.
 func sessionRun(t *testing.T, env []string, args ...string) outcome {
 	t.Helper()
-	testutil.RequireRoot(t)
-	testutil.RequirePIDNamespace(t)
-	full := append([]string{"session", "--isolation", "namespace", "--init", testutil.Binary(t, "loki-init"),
-		"--control-root", t.TempDir()}, args...)
+	full := append(append([]string{"session"}, backends.Get("namespace").Flags(t, backends.Busybox)...),
+		"--init", testutil.Binary(t, "loki-init"), "--control-root", t.TempDir())
+	full = append(full, args...)
 	return cli(t, env, full...)
 }
 

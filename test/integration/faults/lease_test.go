@@ -17,6 +17,7 @@ import (
 
 	"github.com/loki-sh/loki/internal/proc/procid"
 	"github.com/loki-sh/loki/internal/testutil"
+	"github.com/loki-sh/loki/internal/testutil/backends"
 )
 
 // Lease timing of these tests: short enough for CI, with a slack that
@@ -73,8 +74,6 @@ done`
 // host stops renewing (SIGSTOP of loki-supervise) the session still ends
 // at the lease bound although the peer keeps trying to renew it.
 func TestPeerCannotTamperWithLease(t *testing.T) {
-	testutil.RequireRoot(t)
-	testutil.RequirePIDNamespace(t)
 	testutil.RequireCommand(t, "unshare")
 	s := startSession(t, t.TempDir(), "/bin/sh", "-c", tamperScript)
 	var seen []string
@@ -115,9 +114,9 @@ type session struct {
 
 func startSession(t *testing.T, controlRoot string, peer ...string) *session {
 	t.Helper()
-	args := []string{"session", "--isolation", "namespace", "--init", testutil.Binary(t, "loki-init"),
-		"--control-root", controlRoot, "--lease-duration", leaseDur.String(), "--renew-interval", "200ms",
-		"--poll-interval", poll.String(), "--"}
+	args := append([]string{"session"}, backends.Get("namespace").Flags(t, backends.Busybox)...)
+	args = append(args, "--init", testutil.Binary(t, "loki-init"), "--control-root", controlRoot,
+		"--lease-duration", leaseDur.String(), "--renew-interval", "200ms", "--poll-interval", poll.String(), "--")
 	s := &session{cmd: exec.Command(testutil.Binary(t, "loki-supervise"), append(args, peer...)...),
 		lines: make(chan string, 1024), done: make(chan struct{})}
 	s.cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"}
