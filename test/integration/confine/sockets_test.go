@@ -11,19 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/testutil"
-
-	"golang.org/x/sys/unix"
 )
-
-// landlockABI is the kernel's Landlock ABI version, 0 without Landlock.
-func landlockABI() int {
-	v, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
-	if e != 0 {
-		return 0
-	}
-	return int(v)
-}
 
 func listenUnix(t *testing.T, addr string) {
 	t.Helper()
@@ -63,7 +53,7 @@ func TestHostSocketsOutOfReach(t *testing.T) {
 	os.Chmod(path, 0o777) // only the mask may refuse, for uid 0 and for nobody
 	abstract := "@loki-confine-" + hex.EncodeToString(b[:])
 	listenUnix(t, abstract)
-	scoped := landlockABI() >= 6
+	scoped := landlock.ABI() >= 6
 	for _, be := range rows() {
 		if !strings.HasPrefix(be.Name, "namespace") {
 			continue
@@ -99,13 +89,7 @@ func TestHostSocketsOutOfReach(t *testing.T) {
 // isolates them by itself. Docker's network is always a namespace of the
 // container's own.
 func TestOCIAbstractSocketsOutOfReach(t *testing.T) {
-	if landlockABI() < 6 {
-		reason := "the kernel has no Landlock abstract socket scope (ABI 6)"
-		if testutil.InCI() {
-			t.Fatal(reason)
-		}
-		t.Skip(reason)
-	}
+	testutil.RequireLandlock(t, 6) // the abstract socket scope
 	var b [6]byte
 	rand.Read(b[:])
 	abstract := "@loki-confine-oci-" + hex.EncodeToString(b[:])

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -59,12 +58,7 @@ func newBox(t *testing.T) *box {
 func requireLandlock(t *testing.T) {
 	t.Helper()
 	testutil.RequireRoot(t)
-	if abi := landlock.ABI(); abi < 6 {
-		if testutil.InCI() {
-			t.Fatalf("CI=true but this kernel has Landlock ABI %d (6 needed)", abi)
-		}
-		t.Skipf("Landlock ABI %d (6 needed)", abi)
-	}
+	testutil.RequireLandlock(t, 6)
 }
 
 // env is the supervisor's environment: confined unless confined is false.

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/execution/sandbox/boundary/boundarytest"
-	"github.com/loki-sh/loki/internal/landlock"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -69,12 +68,7 @@ var refused = []string{"host-write", "host-create", "record-write", "secret-list
 
 func requireLandlock(t *testing.T) {
 	t.Helper()
-	if abi := landlock.ABI(); abi < 6 {
-		if testutil.InCI() {
-			t.Fatalf("CI=true but this kernel has Landlock ABI %d (6 needed)", abi)
-		}
-		t.Skipf("Landlock ABI %d (6 needed)", abi)
-	}
+	testutil.RequireLandlock(t, 6)
 }
 
 type result struct {
