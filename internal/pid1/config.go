@@ -2,6 +2,7 @@ package pid1
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/loki-sh/loki/internal/lease"
@@ -94,10 +95,18 @@ var (
 type Refusal struct {
 	Stage Stage
 	Err   error
+	// Signal > 0 names the signal that killed the peer (peer-signaled),
+	// after the class: the class stays the line's first word after the
+	// stage, and the fact added is a number and its fixed name.
+	Signal int
 }
 
 func (r *Refusal) Error() string {
-	return "ACP supervisor refused at " + string(r.Stage) + ": " + className(r.Err)
+	line := "ACP supervisor refused at " + string(r.Stage) + ": " + className(r.Err)
+	if r.Signal > 0 {
+		line += " by signal " + strconv.Itoa(r.Signal) + " (" + signalName(r.Signal) + ")"
+	}
+	return line
 }
 
 func (r *Refusal) Unwrap() error { return r.Err }

@@ -29,7 +29,16 @@ func peerOutcome(st reap.Status, forwarded unix.Signal) error {
 	case forwarded != 0:
 		return exitcode.Refused(&Stopped{Forwarded: forwarded, Killed: unix.Signal(st.Signal)})
 	}
-	return refuse(StageSupervision, ErrPeerSignal)
+	return exitcode.Refused(&Refusal{Stage: StageSupervision, Err: ErrPeerSignal, Signal: st.Signal})
+}
+
+// signalName is a signal's fixed name ("SIGKILL"), or "unknown signal"
+// for a number the platform does not name.
+func signalName(sig int) string {
+	if n := unix.SignalName(unix.Signal(sig)); n != "" {
+		return n
+	}
+	return "unknown signal"
 }
 
 // Stopped is the end of a peer killed by a signal after the init forwarded

@@ -48,7 +48,7 @@ func TestPeerOutcome(t *testing.T) {
 		{"one", reap.Status{Exited: true, Code: 1}, 0, 1, ""},
 		{"max", reap.Status{Exited: true, Code: 255}, 0, 255, ""},
 		{"exit after a forwarded signal", reap.Status{Exited: true, Code: 5}, unix.SIGTERM, 5, ""},
-		{"signal", reap.Status{Signal: 9}, 0, 125, "ACP supervisor refused at supervision: peer-signaled"},
+		{"signal", reap.Status{Signal: 9}, 0, 125, "ACP supervisor refused at supervision: peer-signaled by signal 9 (SIGKILL)"},
 		{"forwarded signal", reap.Status{Signal: 15}, unix.SIGTERM, 125,
 			"ACP supervisor stopped the peer: SIGTERM was forwarded to it and it was ended by SIGTERM"},
 	}

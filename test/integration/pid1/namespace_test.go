@@ -125,13 +125,14 @@ func TestGraceExpiryKillsTheSession(t *testing.T) {
 	pid1test.RequireGone(t, s.Namespace(), waitShort)
 }
 
-// A peer killed by a signal is a failure (125), never a success.
+// A peer killed by a signal is a failure (125), never a success, and
+// its line names the signal (after the class, its first word).
 func TestSignaledPeerIs125(t *testing.T) {
 	t.Parallel()
 	s := start(t, pid1test.Config{Spec: shell("kill -KILL $$")})
 	r := s.Wait(waitShort)
 	requireCode(t, r, 125)
-	if string(r.Stderr) != "ACP supervisor refused at supervision: peer-signaled\n" {
+	if string(r.Stderr) != "ACP supervisor refused at supervision: peer-signaled by signal 9 (SIGKILL)\n" {
 		t.Fatalf("stderr %q", r.Stderr)
 	}
 }
