@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/pid1/facts"
 )
 
 // Defaults equal those of the reference init.
@@ -83,10 +84,10 @@ var (
 	ErrProtect     = errors.New("cannot-protect")
 	ErrCwd         = errors.New("launch-cwd")
 	ErrSpawn       = errors.New("spawn-failed")
-	ErrOutputLost  = errors.New("output-lost")
-	ErrOutputHeld  = errors.New("output-held")
-	ErrEOFCut      = errors.New("eof-cut-output")
-	ErrPeerSignal  = errors.New("peer-signaled")
+	ErrOutputLost  = errors.New(facts.OutputLost)
+	ErrOutputHeld  = errors.New(facts.OutputHeld)
+	ErrEOFCut      = errors.New(facts.EOFCut)
+	ErrPeerSignal  = errors.New(facts.PeerSignaled)
 	ErrInternal    = errors.New("internal")
 )
 

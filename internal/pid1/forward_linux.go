@@ -40,10 +40,14 @@ func forward(s stream, dst, src int, done chan<- forwarded) {
 	}
 	var eof bool
 	var err error
+	moved := &outBytes
+	if s == streamIn {
+		moved = &inBytes
+	}
 	if positioned(dst) {
-		eof, err = copyLoop(dst, src)
+		eof, err = copyLoop(dst, src, moved)
 	} else {
-		eof, err = pump(dst, src)
+		eof, err = pump(dst, src, moved)
 	}
 	done <- forwarded{s: s, eof: eof, err: err}
 }
@@ -87,34 +91,35 @@ func batchThread() {
 // chunk is the most one splice or read moves (the enlarged pipe size).
 const chunk = 1 << 20
 
-// movedBytes counts what every forwarder moved. Once host stdin is at EOF
-// its forwarder has ended, so a change after that is the peer's output:
-// the stdin-EOF rule uses it to tell a peer still writing from one that
-// sits idle.
-var movedBytes atomic.Int64
+// outBytes counts what the output forwarders moved, inBytes what the
+// stdin forwarder moved. A change of outBytes after host stdin's EOF is
+// the peer still writing: the stdin-EOF rule tells a peer still writing
+// from one that sits idle by it. Both are the counts the init reports to
+// its host at the end (facts_linux.go).
+var outBytes, inBytes atomic.Int64
 
 // pump moves bytes with splice when one side is a pipe (zero copy), and
 // falls back to read/write where splice does not apply (EINVAL: e.g. an
 // O_APPEND file) or a descriptor is non-blocking (EAGAIN). A failed splice
 // moves nothing, so falling back mid-stream loses and repeats no byte.
-func pump(dst, src int) (eof bool, err error) {
+func pump(dst, src int, moved *atomic.Int64) (eof bool, err error) {
 	for {
 		n, err := unix.Splice(src, nil, dst, nil, chunk, unix.SPLICE_F_MOVE)
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EINVAL || err == unix.EAGAIN || err == unix.ENOSYS:
-			return copyLoop(dst, src)
+			return copyLoop(dst, src, moved)
 		case err != nil:
 			return false, err
 		case n == 0:
 			return true, nil
 		}
-		movedBytes.Add(int64(n))
+		moved.Add(int64(n))
 	}
 }
 
-func copyLoop(dst, src int) (bool, error) {
+func copyLoop(dst, src int, moved *atomic.Int64) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := readSome(src, buf)
@@ -127,7 +132,7 @@ func copyLoop(dst, src int) (bool, error) {
 		if err := writeAll(dst, buf[:n]); err != nil {
 			return false, err
 		}
-		movedBytes.Add(int64(n))
+		moved.Add(int64(n))
 	}
 }
 

@@ -43,7 +43,7 @@ func TestPumpIsByteExact(t *testing.T) {
 				unix.Close(src[1])
 			}()
 			dst, read := tc.dst(t)
-			eof, err := pump(dst, src[0])
+			eof, err := pump(dst, src[0], &outBytes)
 			unix.Close(src[0])
 			unix.Close(dst)
 			if !eof || err != nil {
@@ -59,7 +59,7 @@ func TestPumpIsByteExact(t *testing.T) {
 // A reader that went away is an error, not an end of file, for both pumps.
 func TestPumpsReportBrokenDestination(t *testing.T) {
 	pumps := map[string]func(dst, src int) (bool, error){
-		"blocking": pump,
+		"blocking": func(dst, src int) (bool, error) { return pump(dst, src, &outBytes) },
 		"polled": func(dst, src int) (bool, error) {
 			eof, err, ok := pumpPolled(dst, src)
 			if !ok {

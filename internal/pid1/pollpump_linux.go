@@ -67,7 +67,7 @@ func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 				batchProcess()
 			}
 			moved += n
-			movedBytes.Add(n)
+			outBytes.Add(n)
 			return done || eof || err != nil
 		})
 		switch {

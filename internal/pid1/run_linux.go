@@ -14,6 +14,7 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/pid1/facts"
 	"github.com/loki-sh/loki/internal/reap"
 	"github.com/loki-sh/loki/internal/session/seccomp"
 )
@@ -49,7 +50,7 @@ func Run(cfg Config) error {
 	l.threads = threads
 	warmDecoder()
 	defer l.watch.stop()
-	return l.run()
+	return l.told(l.run())
 }
 
 // warmDecoder decodes a sample prelude while the init waits for the host's
@@ -120,13 +121,16 @@ type loop struct {
 	heldPoll *time.Ticker     // direct output still held after the peer exited
 	stopSig  unix.Signal
 
-	movedAtEOF int64 // movedBytes when host stdin reached EOF
+	facts    int  // the host's facts socket (facts_linux.go), -1: none
+	eofEnded bool // the stdin-EOF rule ended an idle peer
+
+	movedAtEOF int64 // outBytes when host stdin reached EOF
 	wroteAtEOF int64 // sessionWrites then (direct stdio)
 	wroteOK    bool
 }
 
 func newLoop(cfg Config, sig signals) *loop {
-	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1)}
+	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1), facts: -1}
 	l.stage = StageFirstLease
 	// The watch comes first: a host renews as soon as it sees the baseline
 	// read, and a renewal landing between that read and the watch would
@@ -341,6 +345,12 @@ func (l *loop) launch(r preludeResult) error {
 	// the runs (TestLargePreludeMemoryIsReturned).
 	runtime.GOMAXPROCS(1)
 	runtime.GOMAXPROCS(procs)
+	// Once the peer runs and its output is under way: the host learns
+	// the peer's pid, and this connection carries the end.
+	if l.facts = dialFacts(l.cfg.ControlDir); l.facts >= 0 && !sendFact(l.facts, facts.PeerLine(p.pid)+"\n") {
+		unix.Close(l.facts)
+		l.facts = -1
+	}
 	return nil
 }
 
@@ -354,7 +364,7 @@ func (l *loop) forwarded(f forwarded) error {
 		}
 		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
 			l.eofC = time.After(CompletionWindow)
-			l.movedAtEOF = movedBytes.Load()
+			l.movedAtEOF = outBytes.Load()
 			if l.direct {
 				l.wroteAtEOF, l.wroteOK = sessionWrites(l.cfg.StderrDirect)
 			}
@@ -451,9 +461,10 @@ func (l *loop) inputDone() error {
 			return refuse(StageSupervision, ErrEOFCut)
 		}
 	}
-	if movedBytes.Load() != l.movedAtEOF || pending(l.peer.stdout) || pending(l.peer.stderr) {
+	if outBytes.Load() != l.movedAtEOF || pending(l.peer.stdout) || pending(l.peer.stderr) {
 		return refuse(StageSupervision, ErrEOFCut)
 	}
+	l.eofEnded = true
 	return exitcode.Exited(0)
 }
 

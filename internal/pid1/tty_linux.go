@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -115,6 +116,11 @@ func forwardTTY(dst, master int, done chan<- forwarded) {
 	done <- forwarded{s: streamOut, eof: eof, err: err}
 }
 
+// ttyBytes counts the terminal's output moved to the host: reported with
+// outBytes, but kept out of the stdin-EOF rule, which never read a
+// terminal's output (echo included) as the peer still writing.
+var ttyBytes atomic.Int64
+
 func pumpTTY(dst, master int) (eof bool, err error) {
 	dup, err := unix.FcntlInt(uintptr(master), unix.F_DUPFD_CLOEXEC, 3)
 	if err != nil {
@@ -133,6 +139,7 @@ func pumpTTY(dst, master int) (eof bool, err error) {
 			if werr := writeAll(dst, buf[:n]); werr != nil {
 				return false, werr
 			}
+			ttyBytes.Add(int64(n))
 		}
 		switch {
 		case err == nil:

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/pid1/facts"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/status"
 )
@@ -31,9 +33,17 @@ type outcome struct {
 	exit                Exit
 	killedBy, forwarded syscall.Signal
 	cut                 eofCut
+	told                initFacts     // what the init said (package facts)
+	exited              chan struct{} // closed once the session's process ended
+	exitOnce            sync.Once
+	startDone           chan struct{} // closed once start was written (nil: not begun)
 }
 
-func newOutcome(rec *status.Recorder) *outcome { return &outcome{rec: rec, t0: time.Now()} }
+func newOutcome(rec *status.Recorder) *outcome {
+	return &outcome{rec: rec, t0: time.Now(), exited: make(chan struct{}), told: initFacts{Told: facts.New()}}
+}
+
+func (o *outcome) ended() { o.exitOnce.Do(func() { close(o.exited) }) }
 
 func (o *outcome) stdinEOF() { o.eofAt.CompareAndSwap(0, int64(time.Since(o.t0))+1) }
 
@@ -55,14 +65,44 @@ func (o *outcome) watchHangup(stdin *os.File) {
 func (o *outcome) waitedFor(exit Exit, killedBy, forwarded syscall.Signal) {
 	o.waited, o.exit, o.killedBy, o.forwarded = true, exit, killedBy, forwarded
 	o.exitAt = time.Since(o.t0)
+	o.ended()
 }
 
-// started writes the start event once the backend has started.
-func (o *outcome) started(cfg Config, caps Capabilities, id string, proc Process) {
+// startWait bounds how long start waits for the init to name the peer:
+// it does so right after the spawn; an init that does not (an older one)
+// gets its start event this much later, without the peer's pid.
+const startWait = time.Second
+
+// started writes the start event once the backend has started: at once,
+// or, with an init that talks (ft non-nil), once it named the peer, so
+// the event has the peer's pid as the host sees it.
+func (o *outcome) started(cfg Config, caps Capabilities, id string, proc Process, ft *factsListener) {
 	o.ran = time.Now()
 	if o.rec == nil {
 		return
 	}
+	s := o.startEvent(cfg, caps, id, proc)
+	if ft == nil {
+		o.rec.Start(s)
+		return
+	}
+	o.startDone = make(chan struct{})
+	go func() {
+		defer close(o.startDone)
+		ft.waitPeer(o.exited, startWait)
+		told := ft.snapshot()
+		if s.PeerPID == 0 {
+			s.PeerPID = told.peerPID
+		}
+		if s.InitPID == 0 {
+			s.InitPID = told.initPID
+		}
+		o.rec.Start(s)
+	}()
+}
+
+// startEvent is the start event's content.
+func (o *outcome) startEvent(cfg Config, caps Capabilities, id string, proc Process) status.Start {
 	p := cfg.Confine
 	s := status.Start{
 		Session: id,
@@ -133,7 +173,7 @@ func (o *outcome) started(cfg Config, caps Capabilities, id string, proc Process
 			s.Cannot[k] = cannotObserve(k, cfg.Backend.Name())
 		}
 	}
-	o.rec.Start(s)
+	return s
 }
 
 // cannotObserve says why a kind is not reported by backend.
@@ -196,6 +236,10 @@ const statusWait = time.Second
 
 // finish writes the end event and the summary line.
 func (o *outcome) finish(cfg Config, err error) {
+	o.ended()
+	if o.startDone != nil {
+		<-o.startDone
+	}
 	if o.waited {
 		o.limits(o.exit.Limit)
 	}
@@ -208,7 +252,11 @@ func (o *outcome) finish(cfg Config, err error) {
 // end is the end event: the code, and the one reason it has.
 func (o *outcome) end(err error) status.End {
 	code := exitcode.Code(err)
+	t := o.told
 	e := status.End{Code: code, Duration: time.Since(o.t0).Seconds(), BytesIn: o.bytesIn.Load(), BytesOut: -1}
+	if t.Ended {
+		e.BytesOut = t.End.Out
+	}
 	if o.direct {
 		e.BytesIn = -1
 	}
@@ -239,6 +287,11 @@ func (o *outcome) end(err error) status.End {
 		e.Reason = status.LeaseExpired
 	case code != x.Code:
 		e.Reason = status.InputLost // a clean run whose stdin relay failed
+	case t.Ended && factReason(t.End) != "":
+		e.Reason = factReason(t.End)
+		if e.Reason == status.PeerSignal {
+			e.Signal = t.End.Signal
+		}
 	case cutByEOF && code == 0:
 		e.Reason = status.EOFEnded
 	case cutByEOF && code == exitcode.Code(exitcode.Refused(nil)):
@@ -249,6 +302,29 @@ func (o *outcome) end(err error) status.End {
 		e.Reason = status.PeerExit
 	}
 	return e
+}
+
+// factReason is the reason the init's end fact gives ("": none it can
+// give alone, such as a forwarded signal's end, which the supervisor
+// knows itself).
+func factReason(e facts.End) status.Reason {
+	switch e.Class {
+	case facts.PeerSignaled:
+		if e.Signal > 0 {
+			return status.PeerSignal
+		}
+	case facts.OutputLost:
+		return status.OutputLost
+	case facts.OutputHeld:
+		return status.OutputHeld
+	case facts.EOFCut:
+		return status.EOFCutOutput
+	case facts.EOFEnded:
+		return status.EOFEnded
+	case facts.Exit:
+		return status.PeerExit
+	}
+	return ""
 }
 
 // sessionID names a session in its stream: its dir's name, or for a

@@ -194,6 +194,9 @@ func run(cfg Config, o *outcome) error {
 		return exitcode.NotLaunched(fmt.Errorf("%w: first lease: %v", ErrControlDir, err))
 	}
 	defer writer.Close()
+	// The init says how the run went on this socket (package facts).
+	facts := listenFacts(dirs.control, readerGID)
+	defer facts.close()
 	if len(cfg.Confine.Allow) > 0 {
 		cfg.Peer.Env = egress.PeerEnv(cfg.Peer.Env)
 	}
@@ -255,14 +258,16 @@ func run(cfg Config, o *outcome) error {
 		inW.Close()
 		return exitcode.NotLaunched(err)
 	}
+	facts.serve(func() int { return initPID(proc) })
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
 	go feed(inW, prelude, feedFrom, fed, hs, o)
 	// After the feed and the renewals are under way: the start event
 	// costs the session's start nothing.
-	o.started(cfg, caps, sessionID(dirs.root), proc)
+	o.started(cfg, caps, sessionID(dirs.root), proc, facts)
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	o.waitedFor(exit, killedBy, forwarded)
+	o.told = facts.finish()
 	gap := stopRenewing()
 	proc.Close()
 	drained(stderrDone)
@@ -277,9 +282,23 @@ func run(cfg Config, o *outcome) error {
 			gap.Round(time.Millisecond), cfg.LeaseDuration)
 	}
 	if exit.Limit != nil {
+		// The limit is the fact: the init's line (the peer killed, its
+		// output held) is what followed from it, and is not said too.
 		fmt.Fprintf(cfg.Notes, "loki-supervise: %v (exit %d)\n", exit.Limit, exitcode.Code(decide(exit, killedBy, forwarded)))
+	} else if o.told.Say != "" {
+		// The init left its line to this supervisor (package facts).
+		fmt.Fprintln(cfg.Notes, o.told.Say)
 	}
 	return withRelay(decide(exit, killedBy, forwarded), relayVerdict(fed), cfg.Notes)
+}
+
+// initPID is loki-init's pid as the host sees it, where the backend
+// knows it (0: not known).
+func initPID(proc Process) int {
+	if p, ok := proc.(interface{ InitPID() int }); ok {
+		return p.InitPID()
+	}
+	return 0
 }
 
 // initsOwn reports the codes a real loki-init exits with before it reads
@@ -318,7 +337,7 @@ func runDirect(cfg Config, caps Capabilities, o *outcome) error {
 		return exitcode.NotLaunched(err)
 	}
 	o.direct = true
-	o.started(cfg, caps, sessionID(""), proc)
+	o.started(cfg, caps, sessionID(""), proc, nil)
 	cut := &o.cut
 	finished, cutDone := make(chan struct{}), make(chan struct{})
 	go func() {

@@ -33,21 +33,23 @@ type Reason string
 // The reasons.
 const (
 	PeerExit         Reason = "peer-exit"         // the peer exited with its own code
-	PeerSignal       Reason = "peer-signal"       // the peer (none) or the init died by a signal nobody here sent
+	PeerSignal       Reason = "peer-signal"       // the peer (or the init) died by a signal nobody here sent
 	LeaseExpired     Reason = "lease-expired"     // 124: no renewal within the lease
 	InputLost        Reason = "input-lost"        // the session's stdin relay failed (125)
 	EOFEnded         Reason = "eof-ended"         // stdin's EOF rule ended a peer that sat idle (code 0)
 	EOFCutOutput     Reason = "eof-cut-output"    // stdin's EOF rule cut a peer that was still writing (125)
+	OutputLost       Reason = "output-lost"       // loki-init could not deliver the peer's output (125)
+	OutputHeld       Reason = "output-held"       // something the peer left still held its output 1 s after it exited (125)
 	LimitMemory      Reason = "limit-memory"      // the OOM killer killed in the session's cgroup
 	LimitPids        Reason = "limit-pids"        // forks were refused at --pids-max
 	RefusedStart     Reason = "refused-start"     // the session never ran (127, or a command found nowhere)
-	Refused          Reason = "refused"           // 125: loki-init refused or failed (its line on stderr says which: output lost or held, peer signaled, ...), or none's lineage escaped
+	Refused          Reason = "refused"           // 125 otherwise: loki-init refused before the peer ran, or an init that tells no facts, or none's lineage escaped
 	SupervisorSignal Reason = "supervisor-signal" // a signal to the supervisor was forwarded, or it killed the session
 )
 
 // Reasons lists every reason.
 var Reasons = []Reason{PeerExit, PeerSignal, LeaseExpired, InputLost, EOFEnded, EOFCutOutput,
-	LimitMemory, LimitPids, RefusedStart, Refused, SupervisorSignal}
+	OutputLost, OutputHeld, LimitMemory, LimitPids, RefusedStart, Refused, SupervisorSignal}
 
 // Start is the start event's content.
 type Start struct {
@@ -96,9 +98,10 @@ type End struct {
 	// the backend's start), in seconds.
 	Duration float64 `json:"duration"`
 	Ran      float64 `json:"ran"`
-	// BytesIn are the stdin bytes the supervisor relayed, -1 where they
-	// did not cross it (the peer read the client's own descriptor);
-	// BytesOut, likewise, -1: output never crosses the supervisor.
+	// BytesIn are the stdin bytes the supervisor relayed, BytesOut the
+	// output bytes loki-init forwarded (it tells them, package facts);
+	// -1 where nothing counted them: the peer had the client's own
+	// descriptor (direct stdio, the none backend).
 	BytesIn  int64 `json:"bytes_in"`
 	BytesOut int64 `json:"bytes_out"`
 }
@@ -138,6 +141,7 @@ func (r Refusal) label() string { return r.Path + r.Host + r.Syscall }
 type entry struct {
 	r       Refusal
 	emitted int64 // the count the stream last showed
+	first   int64 // the count of the first refusal of the key
 }
 
 // Recorder keeps a session's refusals and writes its stream (when it has
@@ -211,6 +215,16 @@ func (r *Recorder) Start(s Start) {
 	}
 	s.Policy.fill()
 	r.event("start", s)
+	// Refusals that came before start (it waits for the peer's pid) are
+	// written after it as they would have been: the first of each key
+	// with its own count, the total before end.
+	for _, en := range r.order {
+		if en.emitted == 0 {
+			first := en.r
+			first.Count, en.emitted = en.first, en.first
+			r.event("refused", first)
+		}
+	}
 }
 
 func (p *Policy) fill() {
@@ -246,10 +260,13 @@ func (r *Recorder) Refused(f Refusal) {
 		return
 	}
 	f.Count = n
-	e = &entry{r: f, emitted: n}
+	e = &entry{r: f, first: n}
 	r.table[k] = e
 	r.order = append(r.order, e)
-	r.event("refused", f)
+	if r.started {
+		e.emitted = n
+		r.event("refused", f)
+	}
 }
 
 // Counts returns the refusals so far by kind.

@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,6 +71,32 @@ func TestStreamIsSchema(t *testing.T) {
 	}
 	if want := "refused: 1 write: /etc/hosts; 3 egress requests: example.com:443 (3)"; r.Summary() != want {
 		t.Fatalf("summary %q, want %q", r.Summary(), want)
+	}
+}
+
+// TestRefusedBeforeStart: start waits for the peer's pid, and a refusal
+// recorded meanwhile comes after it as it would have come (the first
+// with count 1, the total before end): the stream never has a line
+// before start.
+func TestRefusedBeforeStart(t *testing.T) {
+	sink, path := fileSink(t)
+	r := New(sink)
+	r.Refused(Refusal{What: Egress, Host: "example.com:443"})
+	r.Refused(Refusal{What: Egress, Host: "example.com:443"})
+	r.Start(sampleStart())
+	r.Refused(Refusal{What: Egress, Host: "example.com:443"})
+	r.End(End{Reason: PeerExit, BytesOut: -1}, time.Second)
+	b, _ := os.ReadFile(path)
+	lines, err := statustest.Lines(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines {
+		got = append(got, fmt.Sprintf("%v %v", l["event"], l["count"]))
+	}
+	if want := "start <nil>,refused 1,refused 3,end <nil>"; strings.Join(got, ",") != want {
+		t.Fatalf("events %q, want %q", strings.Join(got, ","), want)
 	}
 }
 

@@ -5,6 +5,7 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,8 +120,83 @@ func TestStatusStream(t *testing.T) {
 					if c.code == 125 && c.reason == "limit-pids" && !strings.Contains(r.stderr, "pids limit") {
 						t.Fatalf("stderr %q", r.stderr)
 					}
+					// A limit hit is said once, as the limit: not first
+					// as what followed from it (the peer killed, its
+					// output held).
+					if strings.HasPrefix(c.reason, "limit-") && strings.Contains(r.stderr, "ACP supervisor") {
+						t.Fatalf("a limit hit said twice: %q", r.stderr)
+					}
 				})
 			}
+		})
+	}
+}
+
+// TestStatusFacts: on every backend with loki-init, the end event has
+// the init's facts, not a guess from its code: which 125 it was (with
+// the signal), the output bytes it forwarded, and start has the peer's
+// pid as the host sees it. The init's line is said once, with its facts.
+func TestStatusFacts(t *testing.T) {
+	for _, b := range relayBackends() {
+		if !b.Init() {
+			continue
+		}
+		t.Run(b.Name, func(t *testing.T) {
+			t.Run("peer killed by a signal", func(t *testing.T) {
+				r, lines := statusRun(t, b, nil, "", "sh", "-c", "kill -9 $$")
+				end := endOf(t, lines)
+				if r.code != 125 || end["reason"] != "peer-signal" || end["signal"] != 9.0 {
+					t.Fatalf("exit %d, end %v (stderr %q)", r.code, end, r.stderr)
+				}
+				if want := "ACP supervisor refused at supervision: peer-signaled by signal 9 (SIGKILL)\n"; r.stderr != want {
+					t.Fatalf("stderr %q, want %q", r.stderr, want)
+				}
+			})
+			t.Run("output held", func(t *testing.T) {
+				r, lines := statusRun(t, b, nil, "", "sh", "-c", "sleep 30 & exit 0")
+				end := endOf(t, lines)
+				if r.code != 125 || end["reason"] != "output-held" {
+					t.Fatalf("exit %d, end %v (stderr %q)", r.code, end, r.stderr)
+				}
+				if want := "ACP supervisor refused at supervision: output-held\n"; r.stderr != want {
+					t.Fatalf("stderr %q, want %q", r.stderr, want)
+				}
+			})
+			t.Run("bytes forwarded", func(t *testing.T) {
+				r, lines := statusRun(t, b, []string{"--relay", "--eof", "wait"}, "hello",
+					"sh", "-c", "cat; head -c 10000 /dev/zero; head -c 7 /dev/zero >&2")
+				end := endOf(t, lines)
+				if r.code != 0 || end["reason"] != "peer-exit" || end["bytes_out"] != 10012.0 || end["bytes_in"] != 5.0 {
+					t.Fatalf("exit %d, end %v, want 5 bytes in and 10012 out (stderr %q)", r.code, end, r.stderr)
+				}
+			})
+			t.Run("peer pid", func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "status.jsonl")
+				cmd, rd, _ := startReady(t, b, []string{"--status-file", path}, "exec sleep 1000")
+				defer func() {
+					cmd.Process.Signal(syscall.SIGTERM)
+					testutil.WaitExit(t, cmd, generous)
+				}()
+				var start map[string]any
+				for deadline := time.Now().Add(generous); start == nil && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+						start = streamOf(t, path)[0]
+					}
+				}
+				if start == nil {
+					t.Fatal("no start event")
+				}
+				peer, ok := start["peer_pid"].(float64)
+				if !ok || start["init_pid"] == nil {
+					t.Fatalf("start %v: no peer_pid or init_pid", start)
+				}
+				p := strconv.Itoa(int(peer))
+				comm, _ := os.ReadFile("/proc/" + p + "/comm")
+				ns, _ := os.Readlink("/proc/" + p + "/ns/pid")
+				if string(comm) != "sleep\n" || ns != rd.ns {
+					t.Fatalf("peer_pid %s is %q in %s, want sleep in %s", p, comm, ns, rd.ns)
+				}
+			})
 		})
 	}
 }
@@ -156,12 +232,6 @@ func TestStatusEndings(t *testing.T) {
 		r, lines := statusRun(t, b, nil, "", "no-such-agent-h34")
 		if end := endOf(t, lines); r.code != 125 || events(lines) != "end" || end["reason"] != "refused-start" {
 			t.Fatalf("exit %d, stream %q, end %v", r.code, events(lines), end)
-		}
-	})
-	t.Run("peer killed by a signal", func(t *testing.T) {
-		r, lines := statusRun(t, b, nil, "", "sh", "-c", "kill -9 $$")
-		if end := endOf(t, lines); r.code != 125 || end["reason"] != "refused" {
-			t.Fatalf("exit %d, end %v", r.code, end)
 		}
 	})
 	t.Run("supervisor signal", func(t *testing.T) {

@@ -3,9 +3,6 @@ package oci
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,13 +58,4 @@ func (p *process) adopt() error {
 			}
 		}
 	}
-}
-
-func readPid(path string) (int, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid, err == nil && pid > 0
 }

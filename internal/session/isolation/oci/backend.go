@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -225,6 +226,13 @@ func (p *process) Wait() session.Exit {
 	return exit
 }
 
+// InitPID is the container's init as the host sees it, from the
+// runtime's pid file (0 before the runtime wrote it).
+func (p *process) InitPID() int {
+	pid, _ := readPid(p.pidFile)
+	return pid
+}
+
 // Signal asks the runtime to deliver sig to the container's init: the
 // runtime knows the container's pid and checks it is still that container.
 func (p *process) Signal(sig os.Signal) error {
@@ -256,4 +264,14 @@ func (p *process) Close() error {
 func (p *process) quiet(args ...string) error {
 	cmd := p.command(args...)
 	return cmd.Run()
+}
+
+// readPid reads a runtime's pid file.
+func readPid(path string) (int, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, err == nil && pid > 0
 }
