@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
@@ -146,5 +148,38 @@ func TestJSONCommandsPrintOneObjectOnFailure(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d and one line", code, msg, tc.code)
 			}
 		})
+	}
+}
+
+// TestGivenFlags: givenFlags names exactly the flags IsSet reports, by
+// a long name, a short alias or an environment variable.
+func TestGivenFlags(t *testing.T) {
+	t.Setenv("LOKI_ISOLATION", "none")
+	for _, args := range [][]string{
+		{"session", "--fs", "host", "-t", "--write", "/tmp", "--pids-max=9", "--", "true"},
+		{"session", "--", "true"},
+	} {
+		app, ran := newApp(), false
+		for _, cmd := range app.Commands {
+			if cmd.Name != "session" {
+				continue
+			}
+			cmd.Action = func(c *cli.Context) error {
+				ran = true
+				given := givenFlags(c)
+				for _, f := range c.Command.Flags {
+					if n := f.Names()[0]; c.IsSet(n) != given[n] {
+						t.Errorf("%q: %s: IsSet %v, givenFlags %v", args, n, c.IsSet(n), given[n])
+					}
+				}
+				if !given["isolation"] {
+					t.Errorf("%q: LOKI_ISOLATION not seen", args)
+				}
+				return nil
+			}
+		}
+		if err := app.Run(append([]string{"loki-supervise"}, args...)); err != nil || !ran {
+			t.Fatalf("%q: %v (ran %v)", args, err, ran)
+		}
 	}
 }
