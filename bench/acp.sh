@@ -25,6 +25,8 @@ SUP=$BIN/loki-supervise INIT=$BIN/loki-init
 N=${ACP_N:-3000} R=${ACP_R:-3} TR=${ACP_TR:-3}
 if [ "$(id -u)" != 0 ]; then echo "bench/acp.sh: needs root; skipped" >&2; exit 0; fi
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# The oci rows' rootfs: a private user namespace's root must reach it.
+chmod 755 "$work"
 mkdir -p "$work/rootfs/bin" "$work/rootfs/proc" "$work/rootfs/dev" "$work/rootfs/sys" "$work/rootfs/tmp"
 cp /bin/busybox "$work/rootfs/bin/"
 for a in $(busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$work/rootfs/bin/$a"; done

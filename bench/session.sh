@@ -8,6 +8,8 @@ BIN=${LOKI_BIN_DIR:-$(cd "$(dirname "$0")/.." && pwd)/bin}
 SUP=$BIN/loki-supervise INIT=$BIN/loki-init
 N=${N:-20} R=${R:-3}
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+# The oci rows' rootfs: a private user namespace's root must reach it.
+chmod 755 "$work"
 mkdir -p "$work/rootfs/bin"; cp /bin/busybox "$work/rootfs/bin/"
 for a in $(busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$work/rootfs/bin/$a"; done
 ms() { python3 -c 'import sys,time,subprocess
