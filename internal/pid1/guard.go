@@ -1,6 +1,7 @@
 package pid1
 
 import (
+	"sync"
 	"time"
 
 	"github.com/loki-sh/loki/internal/lease"
@@ -13,30 +14,41 @@ import (
 // false expiry, and a lapse is always seen by the timer, never left to
 // notifications. Each notified renewal moves the timer (a timerfd: one raw
 // system call, no wakeup), so a host renewing more often than every half
-// window never lets it fire, and an idle init wakes once per renewal. A
-// runtime timer (no timerfd) is not moved, since a runtime timer moved
-// later still wakes the poller at its old deadline: it fires at the check
-// point it was set for, then is set from the newest renewal. If two checks
-// in a row find a renewal the notifications missed (one can be a
-// notification still in flight), the guard stops trusting them and polls
-// at the poll interval instead, like the reference. Every wake re-reads
-// the file and applies Contract 1: only 8 bytes that differ from the last
-// accepted value count.
+// window never lets it fire. A runtime timer (no timerfd) is not moved,
+// since a runtime timer moved later still wakes the poller at its old
+// deadline: it fires at the check point it was set for, then is set from
+// the newest renewal. If two checks in a row find a renewal the
+// notifications missed (one can be a notification still in flight), the
+// guard stops trusting them and polls at the poll interval instead, like
+// the reference. Every wake re-reads the file and applies Contract 1: only
+// 8 bytes that differ from the last accepted value count.
+//
+// Notifications are handled on the watch's own goroutine (notified), and
+// the loop hears of them only when it must act: the first renewal, or an
+// expiry. A steady host then wakes one thread per renewal, the poller's;
+// a send to the loop made the runtime wake a second thread for its idle P
+// on every renewal. mu guards what both goroutines touch: the watcher,
+// the missed count and the timer's arming. The rest is the loop's.
 type guard struct {
+	mu       sync.Mutex
 	w        *lease.Watcher
 	duration time.Duration
 	interval time.Duration
-	events   <-chan struct{} // nil when notifications are unavailable
+	notify   chan struct{}   // to the loop: a first renewal or an expiry was notified
+	events   <-chan struct{} // notify while notifications are trusted, else nil
 	timer    checkClock
 	ticker   *time.Ticker
 	pollC    <-chan time.Time
 	missed   int // consecutive checks that found a renewal not notified
 }
 
-func newGuard(w *lease.Watcher, duration, interval time.Duration, events <-chan struct{}, now time.Time) *guard {
-	g := &guard{w: w, duration: duration, interval: interval, events: events}
+// newGuard starts the check timer; notifying says whether notifications
+// are available (else the guard polls from the start).
+func newGuard(w *lease.Watcher, duration, interval time.Duration, notifying bool, now time.Time) *guard {
+	g := &guard{w: w, duration: duration, interval: interval, notify: make(chan struct{}, 1)}
+	g.events = g.notify
 	g.timer = newCheckClock(g.nextCheck(now))
-	if events == nil {
+	if !notifying {
 		g.startPolling()
 	}
 	return g
@@ -71,6 +83,12 @@ func (g *guard) polling() bool { return g.ticker != nil }
 // observe re-reads the lease. It reports a renewal, or lease.ErrExpired once
 // the window passed without one.
 func (g *guard) observe(now time.Time) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.observeLocked(now)
+}
+
+func (g *guard) observeLocked(now time.Time) (bool, error) {
 	renewed := g.w.Observe(now)
 	if err := g.w.Check(now); err != nil {
 		return false, err
@@ -78,24 +96,41 @@ func (g *guard) observe(now time.Time) (bool, error) {
 	return renewed, nil
 }
 
-// onEvent handles a notification: notifications work, whatever a check
-// timer saw before. A renewal moves the check to the middle of its new
-// window where moving costs no wakeup (a timerfd), so while the host's
-// renewals are notified more often than every half window the timer never
-// fires.
-func (g *guard) onEvent(now time.Time) (bool, error) {
-	renewed, err := g.observe(now)
+// notified handles a notification naming the lease, on the watch's
+// goroutine: notifications work, whatever a check timer saw before. A
+// renewal moves the check to the middle of its new window. The loop is
+// told of the first renewal (launch input waits for it) and of an expiry.
+func (g *guard) notified(now time.Time) {
+	g.mu.Lock()
+	renewed, err := g.observeLocked(now)
 	if renewed {
 		g.missed = 0
 		g.timer.Move(g.nextCheck(now))
 	}
-	return renewed, err
+	tell := err != nil || renewed && g.w.Renewals() == 1
+	g.mu.Unlock()
+	if tell {
+		wake(g.notify)
+	}
+}
+
+// onEvent is the loop's side of a notification: whether the lease was
+// renewed since the init started, or lease.ErrExpired.
+func (g *guard) onEvent(now time.Time) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.w.Check(now); err != nil {
+		return false, err
+	}
+	return g.w.Renewals() > 0, nil
 }
 
 // onTimer handles the check timer: a renewal found here was missed by the
 // notifications.
 func (g *guard) onTimer(now time.Time) (bool, error) {
-	renewed, err := g.observe(now)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	renewed, err := g.observeLocked(now)
 	if err != nil {
 		return false, err
 	}
@@ -113,6 +148,14 @@ func (g *guard) onTimer(now time.Time) (bool, error) {
 
 // lost is called when the notification source died (watch removed).
 func (g *guard) lost() { g.startPolling() }
+
+// wake sends a coalesced event: a wake already pending re-reads the file.
+func wake(c chan<- struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
 
 // checkClock is the guard's one-shot check timer.
 type checkClock interface {

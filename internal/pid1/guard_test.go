@@ -50,8 +50,7 @@ func TestGuardObserve(t *testing.T) {
 	writeLease(t, dir, "AAAAAAAA")
 	t0 := time.Now()
 	w := lease.NewWatcher(filepath.Join(dir, lease.FileName), 2*time.Second, t0)
-	events := make(chan struct{})
-	g := newGuard(w, 2*time.Second, 100*time.Millisecond, events, t0)
+	g := newGuard(w, 2*time.Second, 100*time.Millisecond, true, t0)
 	steps := []struct {
 		value   string // "" = leave the file alone
 		at      time.Duration
@@ -84,7 +83,7 @@ func TestGuardFallsBackToPolling(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Now()
 	w := lease.NewWatcher(filepath.Join(dir, lease.FileName), 2*time.Second, t0)
-	g := newGuard(w, 2*time.Second, 50*time.Millisecond, make(chan struct{}), t0)
+	g := newGuard(w, 2*time.Second, 50*time.Millisecond, true, t0)
 	if g.polling() {
 		t.Fatal("polling although notifications are available")
 	}
@@ -96,8 +95,9 @@ func TestGuardFallsBackToPolling(t *testing.T) {
 		t.Fatalf("first miss: renewed=%v err=%v polling=%v", renewed, err, g.polling())
 	}
 	writeLease(t, dir, "DDDDDDDD")
-	if renewed, err := g.onEvent(t0.Add(1600 * time.Millisecond)); !renewed || err != nil {
-		t.Fatalf("notified renewal: renewed=%v err=%v", renewed, err)
+	g.notified(t0.Add(1600 * time.Millisecond))
+	if g.missed != 0 {
+		t.Fatalf("a notified renewal left %d misses counted", g.missed)
 	}
 	writeLease(t, dir, "EEEEEEEE")
 	if renewed, err := g.onTimer(t0.Add(2500 * time.Millisecond)); !renewed || err != nil || g.polling() {
@@ -112,7 +112,7 @@ func TestGuardFallsBackToPolling(t *testing.T) {
 	}
 	g.ticker.Stop()
 	// Without notifications at all it polls from the start.
-	if g2 := newGuard(w, time.Second, 50*time.Millisecond, nil, t0); !g2.polling() {
+	if g2 := newGuard(w, time.Second, 50*time.Millisecond, false, t0); !g2.polling() {
 		t.Fatal("no notifications but not polling")
 	} else {
 		g2.ticker.Stop()
@@ -130,29 +130,42 @@ func (c *fakeClock) Reset(d time.Duration) { c.at = d }
 func (c *fakeClock) Move(d time.Duration)  { c.at = d; c.moves++ }
 
 // A notified renewal moves the check to the middle of its own window, so
-// a steady host never lets the timer fire; anything else leaves it. Once
-// renewals stop, the checks at the middle and the end still come from the
-// timer alone, and the end is expiry.
+// a steady host never lets the timer fire, and wakes the loop only when it
+// is the first one; anything else leaves both. Once renewals stop, the
+// checks at the middle and the end still come from the timer alone, and
+// the end is expiry; a notification after the end tells the loop too.
 func TestGuardRenewalMovesCheck(t *testing.T) {
 	dir := t.TempDir()
 	writeLease(t, dir, "AAAAAAAA")
 	t0 := time.Now()
 	w := lease.NewWatcher(filepath.Join(dir, lease.FileName), 4*time.Second, t0)
-	g := newGuard(w, 4*time.Second, 50*time.Millisecond, make(chan struct{}), t0)
+	g := newGuard(w, 4*time.Second, 50*time.Millisecond, true, t0)
 	c := &fakeClock{}
 	g.timer = c
+	told := func() bool {
+		select {
+		case <-g.events:
+			return true
+		default:
+			return false
+		}
+	}
 	for i, v := range []string{"BBBBBBBB", "CCCCCCCC", "DDDDDDDD"} {
 		writeLease(t, dir, v)
-		at := time.Duration(i+1) * time.Second
-		if renewed, err := g.onEvent(t0.Add(at)); !renewed || err != nil {
-			t.Fatalf("renewal %d: renewed=%v err=%v", i, renewed, err)
-		}
+		at := t0.Add(time.Duration(i+1) * time.Second)
+		g.notified(at)
 		if c.moves != i+1 || c.at != 2*time.Second {
 			t.Fatalf("renewal %d: check in %v after %d moves, want 2s after %d", i, c.at, c.moves, i+1)
 		}
+		if told() != (i == 0) {
+			t.Fatalf("renewal %d: the loop was told %v, want only of the first", i, i != 0)
+		}
+		if renewed, err := g.onEvent(at); !renewed || err != nil {
+			t.Fatalf("renewal %d: the loop sees renewed=%v err=%v", i, renewed, err)
+		}
 	}
-	if renewed, err := g.onEvent(t0.Add(3500 * time.Millisecond)); renewed || err != nil || c.moves != 3 {
-		t.Fatalf("event without a new value: renewed=%v err=%v moves=%d", renewed, err, c.moves)
+	if g.notified(t0.Add(3500 * time.Millisecond)); c.moves != 3 || told() {
+		t.Fatalf("event without a new value: %d moves or the loop told, want 3 and not", c.moves)
 	}
 	// Renewals stop at +3s: the middle check at +5s finds nothing and
 	// sets the end, +7s, where the lease has expired.
@@ -161,6 +174,12 @@ func TestGuardRenewalMovesCheck(t *testing.T) {
 	}
 	if _, err := g.onTimer(t0.Add(7 * time.Second)); !errors.Is(err, lease.ErrExpired) {
 		t.Fatalf("end check: %v, want expiry", err)
+	}
+	if g.notified(t0.Add(7500 * time.Millisecond)); !told() {
+		t.Fatal("a notification after the window did not tell the loop")
+	}
+	if _, err := g.onEvent(t0.Add(7500 * time.Millisecond)); !errors.Is(err, lease.ErrExpired) {
+		t.Fatalf("the loop after the window: %v, want expiry", err)
 	}
 	if g.polling() {
 		t.Fatal("polling although every renewal was notified")

@@ -13,14 +13,15 @@ import (
 
 // watch is an inotify watch on the control dir.
 type watch struct {
-	events <-chan struct{} // a value (coalesced) when the lease may have changed
-	resize <-chan struct{} // a value (coalesced) when the host resized the terminal
-	gone   <-chan struct{} // closed once the watch stops working
+	f      *os.File
+	resize chan struct{} // a value (coalesced) when the host resized the terminal
+	gone   chan struct{} // closed once the watch stops working
 	fd, wd int
 }
 
-// watchDir watches dir for replacements of the lease file. It returns nil
-// channels when inotify is unavailable.
+// watchDir watches dir for replacements of the lease file; start reads
+// the events. It returns a watch with nil channels when inotify is
+// unavailable.
 //
 // Only IN_MOVED_TO is asked for: the host renews by rename (Contract 1),
 // so each renewal is one event and one wakeup (the temp file's close would
@@ -40,12 +41,19 @@ func watchDir(dir string) watch {
 		unix.Close(fd)
 		return watch{fd: -1}
 	}
-	f := os.NewFile(uintptr(fd), "inotify")
-	events := make(chan struct{}, 1)
-	resize := make(chan struct{}, 1)
-	gone := make(chan struct{})
-	go readEvents(f, events, resize, gone)
-	return watch{events: events, resize: resize, gone: gone, fd: fd, wd: wd}
+	return watch{f: os.NewFile(uintptr(fd), "inotify"), resize: make(chan struct{}, 1), gone: make(chan struct{}), fd: fd, wd: wd}
+}
+
+// ok reports whether notifications are available.
+func (w watch) ok() bool { return w.f != nil }
+
+// start reads the events on a goroutine of its own, which calls lease for
+// every batch that may concern the lease file. Events that arrived since
+// watchDir are in the queue already.
+func (w watch) start(lease func()) {
+	if w.f != nil {
+		go readEvents(w.f, lease, w.resize, w.gone)
+	}
 }
 
 // stop removes the watch. It must run before the init exits: the kernel
@@ -60,7 +68,7 @@ func (w watch) stop() {
 	}
 }
 
-func readEvents(f *os.File, events, resize chan<- struct{}, gone chan<- struct{}) {
+func readEvents(f *os.File, lease func(), resize, gone chan<- struct{}) {
 	defer close(gone)
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -74,7 +82,7 @@ func readEvents(f *os.File, events, resize chan<- struct{}, gone chan<- struct{}
 		}
 		hit, resized, ignored := scanEvents(buf[:n])
 		if hit {
-			wake(events)
+			lease()
 		}
 		if resized {
 			wake(resize)
@@ -110,14 +118,6 @@ func readRaw(rc syscall.RawConn, buf []byte) (int, error) {
 		return 0, errno
 	}
 	return n, nil
-}
-
-// wake sends a coalesced event: a wake already pending re-reads the file.
-func wake(c chan<- struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }
 
 // scanEvents reports whether a batch concerns the lease file (or may have

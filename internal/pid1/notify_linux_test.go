@@ -99,7 +99,12 @@ func TestWatchDirThroughReadOnlyBindMount(t *testing.T) {
 			return
 		}
 		w := watchDir(inside)
-		done <- result{events: w.events}
+		var events chan struct{}
+		if w.ok() {
+			events = make(chan struct{}, 1)
+			w.start(func() { wake(events) })
+		}
+		done <- result{events: events}
 	}()
 	r := <-done
 	if r.err != nil {

@@ -140,7 +140,8 @@ func newLoop(cfg Config, sig signals) *loop {
 	// The value present now is only a baseline: a stale lease left by a
 	// dead owner must never launch a payload.
 	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
-	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.events, now)
+	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.ok(), now)
+	l.watch.start(func() { l.g.notified(time.Now()) })
 	l.gone = l.watch.gone
 	l.stage = StageInitialRenewal
 	return l
