@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/pid1/facts"
 	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/session/status"
 )
@@ -17,6 +18,7 @@ import (
 // TestEndReason: each way a session ends has its one reason; the EOF
 // rule's ends are told by the time from host stdin's EOF to the exit.
 func TestEndReason(t *testing.T) {
+	told := func(o *outcome, e facts.End) { o.told.Ended, o.told.End = true, e }
 	eofAt := func(o *outcome, before time.Duration) {
 		o.rule = EOFEnd
 		o.eofAt.Store(int64(o.exitAt-before) + 1)
@@ -41,6 +43,21 @@ func TestEndReason(t *testing.T) {
 		{"none cut", func(o *outcome) { o.exit.Signal = 9; o.cut.ended = true }, nil, status.EOFEnded},
 		{"init killed", func(o *outcome) { o.exit.Signal = 9 }, exitcode.Refused(nil), status.PeerSignal},
 		{"stdin relay failed", func(o *outcome) {}, exitcode.Refused(errors.New("relay")), status.InputLost},
+		// The init's facts decide where the code and the timing cannot.
+		{"told: idle peer ended, early", func(o *outcome) { eofAt(o, 300*time.Millisecond); told(o, facts.End{Class: facts.EOFEnded}) }, nil, status.EOFEnded},
+		{"told: own exit at the window's end", func(o *outcome) { eofAt(o, time.Second); told(o, facts.End{Class: facts.Exit}) }, nil, status.PeerExit},
+		{"told: held output near the window", func(o *outcome) {
+			o.exit.Code = 125
+			eofAt(o, 1100*time.Millisecond)
+			told(o, facts.End{Class: facts.OutputHeld})
+		}, exitcode.Exited(125), status.OutputHeld},
+		{"told: lost output", func(o *outcome) { o.exit.Code = 125; told(o, facts.End{Class: facts.OutputLost}) }, exitcode.Exited(125), status.OutputLost},
+		{"told: peer killed", func(o *outcome) { o.exit.Code = 125; told(o, facts.End{Class: facts.PeerSignaled, Signal: 9}) }, exitcode.Exited(125), status.PeerSignal},
+		{"told, but the limit is the fact", func(o *outcome) {
+			o.exit.Code = 125
+			o.exit.Limit = fmt.Errorf("%w", confine.ErrMemoryLimit)
+			told(o, facts.End{Class: facts.PeerSignaled, Signal: 9})
+		}, exitcode.Signalled(9, nil), status.LimitMemory},
 	}
 	for _, c := range cases {
 		o := newOutcome(nil)
