@@ -1,7 +1,7 @@
 # loki: build, test and benchmark. `make test` is what CI runs (.ci/run).
 GO        ?= go
 BIN       ?= bin
-# Both binaries name their build (--version): the commit, whether the tree
+# The binaries name their build (--version): the commit, whether the tree
 # was dirty, and the nearest v* tag. Stamped here, not by the toolchain,
 # so that GOFLAGS=-buildvcs=false and git worktrees change nothing, and a
 # release is the same bytes twice (no time is stamped).
@@ -21,6 +21,7 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -o $(BIN)/loki-init ./cmd/loki-init
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -tags urfave_cli_no_docs -o $(BIN)/loki-supervise ./cmd/loki-supervise
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_B) -tags urfave_cli_no_docs -o $(BIN)/loki-kube ./cmd/loki-kube
 
 # static proves loki-init has no dynamic section and reports its size.
 static: build

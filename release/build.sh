@@ -8,7 +8,7 @@
 # (the Makefile's STAMP names the commit), and the archives' entries are
 # sorted, owned by 0:0 and dated at the commit's time, gzip without a
 # name or time. The same commit gives the same bytes twice.
-# darwin gets loki-supervise alone: loki-init is a Linux PID 1.
+# darwin gets loki-supervise and loki-kube: loki-init is a Linux PID 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: release/build.sh OUT_DIR [OS/ARCH...]}
@@ -46,6 +46,7 @@ for p in "${platforms[@]}"; do
 	dir="$work/$name"
 	mkdir -p "$dir/bin"
 	build "$os" "$arch" ./cmd/loki-supervise "$dir/bin/loki-supervise" urfave_cli_no_docs
+	build "$os" "$arch" ./cmd/loki-kube "$dir/bin/loki-kube" urfave_cli_no_docs
 	if [ "$os" = linux ]; then
 		build "$os" "$arch" ./cmd/loki-init "$dir/bin/loki-init"
 	fi

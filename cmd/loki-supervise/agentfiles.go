@@ -15,16 +15,6 @@ import (
 	"github.com/loki-sh/loki/internal/session/seccomp"
 )
 
-// agentFilesFlags: the agent-state knob and --print-policy.
-func agentFilesFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "agent-state", Value: "auto",
-			Usage: "auto (namespace: known agents' state, e.g. ~/.claude, ~/.gemini, ~/.codex, writable and kept; made when the command names the agent) | none"},
-		&cli.BoolFlag{Name: "print-policy", Usage: "print what the agent may write, read and not see, and why, then exit (with --json: one JSON object)"},
-		&cli.BoolFlag{Name: "json", Usage: "with --print-policy: print JSON"},
-	}
-}
-
 // resolved is p with symlinks resolved when it exists.
 func resolved(p string) string {
 	if r, err := filepath.EvalSymlinks(p); err == nil {

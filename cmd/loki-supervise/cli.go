@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/cmd/internal/suggest"
 	"github.com/loki-sh/loki/cmd/internal/version"
 	"github.com/loki-sh/loki/internal/exitcode"
 )
@@ -52,7 +53,7 @@ func newApp() *cli.App {
 		}
 		flags := c.Flags
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
-			return exitcode.Usage(fmt.Errorf("%s: %s (see 'loki-supervise %s --help')", p, flagError(flags, err), p))
+			return exitcode.Usage(fmt.Errorf("%s: %s (see 'loki-supervise %s --help')", p, suggest.FlagError(flags, err), p))
 		}
 	})
 	return &cli.App{
@@ -113,64 +114,10 @@ func unknownCommand(parent string, cmds []*cli.Command, name string) error {
 	if parent != "" {
 		prefix, help = parent+": ", "loki-supervise "+parent+" --help"
 	}
-	if s := nearest(name, names); s != "" {
+	if s := suggest.Nearest(name, names); s != "" {
 		return usage("%sunknown command %q: did you mean %q? (see '%s')", prefix, name, s, help)
 	}
 	return usage("%sunknown command %q (see '%s')", prefix, name, help)
-}
-
-// flagError says what was wrong with a flag, naming the nearest flag
-// when it was an unknown one.
-func flagError(flags []cli.Flag, err error) string {
-	bad, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
-	if !ok {
-		return err.Error()
-	}
-	bad = strings.TrimLeft(bad, "-")
-	var names []string
-	for _, f := range flags {
-		names = append(names, f.Names()...)
-	}
-	if s := nearest(bad, names); s != "" {
-		return fmt.Sprintf("unknown flag --%s: did you mean --%s?", bad, s)
-	}
-	return fmt.Sprintf("unknown flag --%s", bad)
-}
-
-// nearest is the candidate within two edits of s (or the one s is a
-// prefix of), or "" when none is that close: a far guess misleads.
-func nearest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		d := editDistance(s, c)
-		if len(s) >= 3 && strings.HasPrefix(c, s) {
-			d = min(d, 1)
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func versionCommand() *cli.Command {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/cmd/internal/sessionflags"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/lease"
 )
@@ -53,7 +54,7 @@ Example:
 			if dir == "" {
 				return usage("lease: --control-dir DIR is required")
 			}
-			if err := positiveDurations(c, "renew-interval"); err != nil {
+			if err := sessionflags.PositiveDurations(c, "renew-interval"); err != nil {
 				return err
 			}
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {

@@ -19,14 +19,15 @@ import (
 
 // groups is the CLI, in the order --help lists it: the main job first.
 func groups() []group {
+	podSpec, attach := kubeCommands()
 	return []group{
 		{"Sessions", []*cli.Command{
 			sessionCommand(),
 			leaseCommand(),
 			ociSpecCommand(),
-			podSpecCommand(),
+			podSpec,
 			installInitCommand(),
-			attachCommand(),
+			attach,
 		}},
 		{"Durable executions", []*cli.Command{
 			runCommand(),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/cmd/internal/sessionflags"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -42,7 +43,7 @@ control dir itself is kept out of those views.
 
 Example:
   loki-supervise oci-spec --rootfs /srv/rootfs --control-dir /run/me/s1/ctl --control-root /run/me > bundle/config.json`,
-		Flags: append(bundleFlags(),
+		Flags: append(sessionflags.Bundle(),
 			&cli.StringFlag{Name: "runtime", Usage: "crun or runc (or a path): refuse what that runtime cannot give, as session does (runc before 1.2 cannot idmap a writable bind)"},
 			&cli.StringFlag{Name: "control-dir", Usage: "host path of the control dir (required)"},
 			&cli.StringFlag{Name: "control-root", Usage: "host dir holding every session's control dir, hidden from the peer (default: the control dir)"}),
@@ -59,7 +60,7 @@ Example:
 			if err != nil {
 				return notLaunched(err)
 			}
-			if err := positiveDurations(c, timingFlags...); err != nil {
+			if err := sessionflags.PositiveDurations(c, sessionflags.Timing...); err != nil {
 				return err
 			}
 			opts, err := bundleOptions(c, init)
@@ -86,7 +87,7 @@ Example:
 					return usage("oci-spec: --control-dir %s is not inside --control-root %s", ctl, opts.ControlRoot)
 				}
 			}
-			eof, err := eofRule(c)
+			eof, err := sessionflags.EOFRule(c)
 			if err != nil {
 				return err
 			}

@@ -15,15 +15,6 @@ import (
 	"github.com/loki-sh/loki/internal/session/policyfile"
 )
 
-// policyFlags choose the policy file a session reads.
-func policyFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "policy", Usage: "read the session's settings from this TOML `FILE` (default: the workspace's .loki/policy.toml, else ~/.config/loki/policy.toml); flags override it"},
-		&cli.StringFlag{Name: "profile", Usage: "lay the file's [profile.`NAME`] over its top level; built in: claude, codex, gemini (what the agent needs from your environment)"},
-		&cli.BoolFlag{Name: "no-policy", Usage: "read no policy file, only the flags"},
-	}
-}
-
 // settingCheck parses one setting's value with the code its flag's value
 // goes through, so a bad value in a file is refused naming the file and
 // line rather than later as if typed.

@@ -5,18 +5,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/loki-sh/loki/cmd/internal/sessionflags"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/launch"
-	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session"
 	"github.com/loki-sh/loki/internal/session/confine"
-	"github.com/loki-sh/loki/internal/session/egress"
 	"github.com/loki-sh/loki/internal/session/isolation/docker"
 	"github.com/loki-sh/loki/internal/session/isolation/mounts"
 	"github.com/loki-sh/loki/internal/session/isolation/namespace"
@@ -26,19 +23,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/status"
 )
 
-// repeated is a flag that may be given many times; unlike cli.StringSlice
-// it never splits a value on commas (an --env value may contain them).
-type repeated []string
-
-func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
-func (r *repeated) String() string     { return strings.Join(*r, " ") }
-
-func defaultIsolation() string {
-	if runtime.GOOS == "linux" {
-		return namespace.Name
-	}
-	return none.Name
-}
+// repeated is the session's repeatable flag (sessionflags.Repeated).
+type repeated = sessionflags.Repeated
 
 func sessionCommand() *cli.Command {
 	return &cli.Command{
@@ -123,61 +109,11 @@ Status stream (--status-fd N, --status-file PATH; docs/status.md): JSON lines, s
 (backend, effective policy, what it can observe), refused (egress, syscalls, pids,
 memory, with counts), end (code and reason: peer-exit, eof-ended, limit-pids, lease-expired, ...).
 At the end one line on stderr names the most frequent refusals (--quiet: none).`,
-		Flags: sessionFlags(),
+		Flags: sessionflags.Session(),
 		Action: func(c *cli.Context) error {
 			return runSession(c)
 		},
 	}
-}
-
-func sessionFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "isolation", Value: defaultIsolation(), EnvVars: []string{"LOKI_ISOLATION"},
-			Usage: "namespace | oci | docker | none"},
-		&cli.GenericFlag{Name: "env", Value: &repeated{},
-			Usage: "pass NAME from this environment, or set NAME=VALUE (repeatable)"},
-		&cli.BoolFlag{Name: "no-default-env", Usage: "do not pass the default variables (HOME, PATH, ...)"},
-		&cli.StringFlag{Name: "cwd", Usage: "the agent's working directory (default: the current one; / for oci; the image's WORKDIR or / for docker)"},
-		&cli.BoolFlag{Name: "tty", Aliases: []string{"t"}, Usage: "run the agent on a terminal inside the isolation (stdin must be a terminal; stdout and stderr become one stream; not with --isolation none)"},
-		&cli.StringFlag{Name: "stdin-from", Hidden: true},
-		&cli.BoolFlag{Name: "relay", Hidden: true}, // keep the stdio relay (benchmarks, tests)
-		&cli.IntFlag{Name: "status-fd", Usage: "write the session's status stream (JSON lines: start, refused, end; docs/status.md) to this inherited descriptor, e.g. 3 with 3>status.jsonl"},
-		&cli.StringFlag{Name: "status-file", Usage: "append the session's status stream to PATH (created 0600; fsynced at the end)"},
-		&cli.BoolFlag{Name: "quiet", Usage: "no summary line of what was refused at the end"},
-		&cli.DurationFlag{Name: "stop-timeout", Value: session.DefaultStopTimeout,
-			Usage: "after forwarding SIGTERM/SIGINT, kill the session if it has not ended by then"},
-		&cli.StringFlag{Name: "control-root", Usage: "parent of the private control dirs (default /run/loki for root, else $XDG_RUNTIME_DIR/loki)"},
-		&cli.StringFlag{Name: "runtime", Value: "crun", Usage: "oci: crun or runc, or a path to one"},
-		&cli.StringFlag{Name: "image", Usage: "docker: the image to run"},
-		&cli.StringFlag{Name: "docker", Value: "docker", Usage: "docker: the Docker CLI"},
-		&cli.BoolFlag{Name: "no-parent-death-signal", Hidden: true},
-		&cli.GenericFlag{Name: "allow-host", Value: &repeated{},
-			Usage: "namespace: the agent's only way out is an HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that reaches HOST, HOST:PORT or *.DOMAIN and nothing else (repeatable; the port defaults to 443 and 80; implies --network loopback)"},
-	}, append(append(agentFilesFlags(), policyFlags()...), bundleFlags()...)...)
-}
-
-// bundleFlags are shared with oci-spec.
-func bundleFlags() []cli.Flag {
-	return append([]cli.Flag{
-		&cli.StringFlag{Name: "init", Usage: "loki-init binary (default: next to loki-supervise, else on PATH)"},
-		&cli.DurationFlag{Name: "lease-duration", Value: lease.DefaultDuration, Usage: "the session ends when no renewal is seen for this long"},
-		&cli.DurationFlag{Name: "renew-interval", Value: lease.DefaultRenew, Usage: "how often the lease is renewed"},
-		&cli.DurationFlag{Name: "poll-interval", Value: session.DefaultPollInterval, Usage: "how often loki-init checks the lease"},
-		&cli.DurationFlag{Name: "grace", Value: session.DefaultGrace, Usage: "loki-init's delay between forwarding SIGTERM to the peer and killing it"},
-		&cli.StringFlag{Name: "eof", Value: "auto", Usage: "what stdin's EOF does: end (a peer still running 1 s later is ended: the reference's single-shot rule), wait (it runs until it exits; the lease still bounds it), auto (end when stdin is a pipe or socket, wait for /dev/null, a file or a terminal)"},
-		&cli.BoolFlag{Name: "wait-after-eof", Usage: "the same as --eof wait"},
-		&cli.StringFlag{Name: "rootfs", Usage: "oci: root filesystem directory of the container"},
-		&cli.GenericFlag{Name: "bind", Value: &repeated{}, Usage: "oci/docker: expose SRC at DST, SRC:DST[:ro|:rw] (repeatable)"},
-		&cli.BoolFlag{Name: "writable-rootfs", Usage: "oci/docker: do not make the root filesystem read-only"},
-		&cli.StringFlag{Name: "user", Usage: "run loki-init and the agent as UID[:GID] (numbers; default: the supervisor's own)"},
-		&cli.StringFlag{Name: "userns", Usage: "private (namespace and oci default as root: the agent's root is an unprivileged host uid; the cwd, --write and HOME (oci: --write and rw --bind) stay usable through idmapped mounts) | host (the host's ids: as root, uid 0 without capabilities; the default with --user or --fs host)"},
-		&cli.StringFlag{Name: "network", Value: string(confine.NetworkHost),
-			Usage: "host (share the host's) | loopback (own namespace, lo up: 127.0.0.1 only) | none (own namespace, lo down: nothing at all)"},
-		&cli.StringFlag{Name: "fs", Usage: "confined (namespace/oci/docker default: host files read-only, writable only the cwd and --write, private /tmp, minimal /dev) | host (none's default: as the peer's uid may)"},
-		&cli.GenericFlag{Name: "write", Value: &repeated{}, Usage: "confined fs: also let the agent write PATH (repeatable)"},
-		&cli.GenericFlag{Name: "hide", Value: &repeated{}, Usage: "show PATH empty to the agent, e.g. ~/.ssh (repeatable)"},
-		&cli.GenericFlag{Name: "socket", Value: &repeated{}, Usage: "let the agent connect to the host's unix socket PATH, shown at its path (repeatable; the host's other sockets stay out of reach)"},
-	}, resourceFlags()...)
 }
 
 // confinePolicy parses the confinement flags once, for every backend.
@@ -186,7 +122,7 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 	if err != nil {
 		return confine.Policy{}, usage("%v", err)
 	}
-	p, err := confinePolicyPaths(c, func(flag string, paths []string) ([]string, error) {
+	p, err := sessionflags.Policy(c, func(flag string, paths []string) ([]string, error) {
 		return confine.ParsePaths(flag, paths, wd)
 	})
 	if err != nil {
@@ -198,44 +134,6 @@ func confinePolicy(c *cli.Context) (confine.Policy, error) {
 		}
 	}
 	return p, nil
-}
-
-// confinePolicyPaths is confinePolicy with the --write/--hide paths read
-// by parsePaths: this host's paths for a session, a node's for pod-spec.
-func confinePolicyPaths(c *cli.Context, parsePaths func(flag string, paths []string) ([]string, error)) (confine.Policy, error) {
-	user, err := confine.ParseUser(c.String("user"))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	userns, err := confine.ParseUserNS(c.String("userns"))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	network, err := confine.ParseNetwork(c.String("network"))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	fs, err := confine.ParseFS(c.String("fs"))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	write, err := parsePaths("write", *c.Generic("write").(*repeated))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	hide, err := parsePaths("hide", *c.Generic("hide").(*repeated))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	sockets, err := parsePaths("socket", *c.Generic("socket").(*repeated))
-	if err != nil {
-		return confine.Policy{}, usage("%v", err)
-	}
-	res, err := parseResources(c)
-	if err != nil {
-		return confine.Policy{}, err
-	}
-	return confine.Policy{User: user, UserNS: userns, Network: network, FS: fs, Write: write, Hide: hide, Sockets: sockets, Resources: res}, nil
 }
 
 // statusStream opens --status-fd or --status-file; the recorder exists
@@ -257,45 +155,14 @@ func statusStream(c *cli.Context) (*status.Recorder, error) {
 	return status.New(sink), nil
 }
 
-// eofRule reads --eof and its older spelling --wait-after-eof.
-func eofRule(c *cli.Context) (session.EOFRule, error) {
-	rule, err := session.ParseEOFRule(c.String("eof"))
-	if err != nil {
-		return rule, usage("%v", err)
-	}
-	if c.Bool("wait-after-eof") {
-		if rule == session.EOFEnd {
-			return rule, usage("--wait-after-eof is --eof wait: drop one of --eof end and --wait-after-eof")
-		}
-		rule = session.EOFWait
-	}
-	return rule, nil
-}
-
 func usage(format string, a ...any) error { return exitcode.Usage(fmt.Errorf(format, a...)) }
-
-// positiveDurations refuses a zero or negative value of any of the named
-// duration flags: the session code would quietly replace it by its
-// default, so the run would not be the one asked for.
-func positiveDurations(c *cli.Context, names ...string) error {
-	for _, n := range names {
-		if d := c.Duration(n); d <= 0 {
-			return usage("--%s %v: must be a positive duration (e.g. 500ms, 5s)", n, d)
-		}
-	}
-	return nil
-}
-
-// timingFlags are the session's duration flags (stop-timeout is the
-// session command's own; the rest are shared with oci-spec).
-var timingFlags = []string{"lease-duration", "renew-interval", "poll-interval", "grace"}
 
 func runSession(c *cli.Context) error {
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
 		return usage("session: no command given: loki-supervise session [flags] -- CMD [ARGS...]")
 	}
-	if err := positiveDurations(c, append(timingFlags, "stop-timeout")...); err != nil {
+	if err := sessionflags.PositiveDurations(c, append(sessionflags.Timing, "stop-timeout")...); err != nil {
 		return err
 	}
 	settings, err := applyPolicyFile(c, policyWorkspace(c))
@@ -311,7 +178,7 @@ func runSession(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := allowHosts(c, &confinement); err != nil {
+	if err := sessionflags.AllowHosts(c, &confinement); err != nil {
 		return err
 	}
 	isolation := c.String("isolation")
@@ -344,7 +211,7 @@ func runSession(c *cli.Context) error {
 	if err := applyAgentFiles(plan, &confinement); err != nil {
 		return err
 	}
-	eof, err := eofRule(c)
+	eof, err := sessionflags.EOFRule(c)
 	if err != nil {
 		return err
 	}
@@ -475,24 +342,6 @@ func bundleOptions(c *cli.Context, init string) (oci.Options, error) {
 		return oci.Options{}, err
 	}
 	return oci.Options{Rootfs: rootfs, Init: init, WritableRootfs: c.Bool("writable-rootfs"), Binds: binds}, nil
-}
-
-// allowHosts reads --allow-host: the session gets a network namespace of
-// its own (loopback, unless --network says otherwise, which Validate
-// refuses) whose only way out is the egress proxy.
-func allowHosts(c *cli.Context, p *confine.Policy) error {
-	values := *c.Generic("allow-host").(*repeated)
-	if len(values) == 0 {
-		return nil
-	}
-	if _, err := egress.Parse(values); err != nil {
-		return usage("session: %v", err)
-	}
-	if !c.IsSet("network") {
-		p.Network = confine.NetworkLoopback
-	}
-	p.Allow = values
-	return nil
 }
 
 // hideExists refuses a --hide path that is not there on a backend that

@@ -58,7 +58,7 @@ func TestReleaseIsReproducibleAndRunsFromItsTarball(t *testing.T) {
 	}
 	top := dirs[0]
 	for _, f := range []string{
-		"bin/loki-init", "bin/loki-supervise", "bin/loki-build-supervisor", "README.md",
+		"bin/loki-init", "bin/loki-supervise", "bin/loki-kube", "bin/loki-build-supervisor", "README.md",
 		"share/man/man1/loki-supervise.1", "share/man/man8/loki-init.8",
 		"share/bash-completion/completions/loki-supervise",
 		"share/zsh/site-functions/_loki-supervise", "share/fish/vendor_completions.d/loki-supervise.fish",
@@ -70,7 +70,7 @@ func TestReleaseIsReproducibleAndRunsFromItsTarball(t *testing.T) {
 	if out, err := exec.Command("file", filepath.Join(top, "bin/loki-init")).Output(); err == nil && !strings.Contains(string(out), "statically linked") {
 		t.Errorf("loki-init is not static: %s", out)
 	}
-	for _, bin := range []string{"loki-supervise", "loki-init"} {
+	for _, bin := range []string{"loki-supervise", "loki-init", "loki-kube"} {
 		out, err := exec.Command(filepath.Join(top, "bin", bin), "--version").Output()
 		if err != nil || !strings.HasPrefix(string(out), bin+" ") {
 			t.Errorf("%s --version: %v %q", bin, err, out)
@@ -82,6 +82,12 @@ func TestReleaseIsReproducibleAndRunsFromItsTarball(t *testing.T) {
 	out, err := qs.CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "hello from PID ") {
 		t.Fatalf("quick start from the tarball: %v\n%s", err, out)
+	}
+	// pod-spec runs in loki-kube, which loki-supervise finds beside itself.
+	ps := exec.Command("./bin/loki-supervise", "pod-spec", "--image", "agent:1", "--loki-image", "loki:1", "--", "true")
+	ps.Dir = top
+	if out, err := ps.Output(); err != nil || !strings.Contains(string(out), `"kind": "Pod"`) {
+		t.Errorf("pod-spec from the tarball: %v\n%s", err, out)
 	}
 	if man, err := exec.LookPath("man"); err == nil {
 		page, err := exec.Command(man, "-l", filepath.Join(top, "share/man/man1/loki-supervise.1")).Output()
