@@ -406,17 +406,21 @@ func TestForkBombNeverKillsInit(t *testing.T) {
 }
 
 // TestInitThreadsOutsideLimit: with the init outside the peer's pids
-// count, it starts no spare threads: PID 1 runs at most 8, and the
-// peer's PID stays small (spare threads took PIDs before it).
+// count, it starts no spare threads: PID 1 runs at most 8, at the peer's
+// start and after idling through four lease renewals (issue 37's goal),
+// and the peer's PID stays small (spare threads took PIDs before it).
 func TestInitThreadsOutsideLimit(t *testing.T) {
-	code, out, stderr := session(t, nsRoot, nil, script("pids", `echo pid=$$; echo threads=$(grep '^Threads:' /proc/1/status | cut -f2)`)...)
+	threads := `$(grep '^Threads:' /proc/1/status | cut -f2)`
+	code, out, stderr := session(t, nsRoot, nil, script("pids", `echo pid=$$; echo threads=`+threads+`; sleep 4.5; echo idle=`+threads)...)
 	r := results(out)
-	n, err := strconv.Atoi(r["threads"])
-	if code != 0 || err != nil || n > 8 || n < 1 {
-		t.Fatalf("exit %d, stdout %q, stderr %q: want PID 1 with at most 8 threads", code, out, stderr)
+	for _, k := range []string{"threads", "idle"} {
+		n, err := strconv.Atoi(r[k])
+		if code != 0 || err != nil || n > 8 || n < 1 {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want PID 1 with at most 8 threads, at start and idle", code, out, stderr)
+		}
 	}
 	if pid, err := strconv.Atoi(r["pid"]); err != nil || pid > 12 {
 		t.Errorf("the peer is PID %q: want at most 12", r["pid"])
 	}
-	t.Logf("PID 1 threads %d, peer PID %s", n, r["pid"])
+	t.Logf("PID 1 threads %s at the start, %s idle; peer PID %s", r["threads"], r["idle"], r["pid"])
 }
