@@ -47,9 +47,8 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		return nil, err
 	}
 	// The other sessions' roots are read from every host process: while
-	// the sockets, the trees and the cgroup are made and the stage
-	// starts, which receives them on a pipe (Policy.RootsFD) before it
-	// mounts anything.
+	// the trees and the cgroup are made and the stage starts, which
+	// receives them on a pipe (Policy.LateFD) before it mounts anything.
 	otherRoots := make(chan []string, 1)
 	go func() { otherRoots <- session.OtherControlRoots(req.ControlRoot) }()
 	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
@@ -64,13 +63,19 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		// only what --write names is).
 		pol.Write = append([]string{req.Peer.Cwd}, pol.Write...)
 	}
-	if pol.FS != confine.FSHost {
-		mask, err := hostSockets(pol.Policy, pol.Write, privateDirs)
-		if err != nil {
-			return nil, err
-		}
-		pol.Mask = mask
+	// The host's sockets too, on the same pipe.
+	type sockets struct {
+		mask []string
+		err  error
 	}
+	hostMask := make(chan sockets, 1)
+	go func(p confine.Policy, write []string) {
+		var s sockets
+		if p.FS != confine.FSHost {
+			s.mask, s.err = hostSockets(p, write, privateDirs)
+		}
+		hostMask <- s
+	}(pol.Policy, slices.Clone(pol.Write))
 	private := b.privateUserNS(req.Confine)
 	if home := homeDir(req.Peer.Env["HOME"]); pol.FS != confine.FSHost && !private && mounts.UnderAny(home, privateDirs) {
 		// HOME under /tmp (CI's) stays visible in the private /tmp,
@@ -132,14 +137,14 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		pol.IDMap, pol.IDMapFD = trees, stage.StatusFD+len(extra)
 		extra = append(extra, treesW)
 	}
-	rootsR, rootsW, err := os.Pipe()
+	lateR, lateW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	defer rootsR.Close()
-	defer rootsW.Close()
-	pol.RootsFD = stage.StatusFD + len(extra)
-	extra = append(extra, rootsR)
+	defer lateR.Close()
+	defer lateW.Close()
+	pol.LateFD = stage.StatusFD + len(extra)
+	extra = append(extra, lateR)
 	cg, err := b.sessionCgroup(req)
 	if err != nil {
 		return nil, err
@@ -194,7 +199,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	// limits and is never migrated (the stage checks, Policy.Cgroup).
 	err = cg.Start(cmd)
 	statusW.Close()
-	rootsR.Close()
+	lateR.Close()
 	if err != nil {
 		cg.Remove()
 		if errors.Is(err, cgroup.ErrUnavailable) {
@@ -205,10 +210,19 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	p := &process{cmd: cmd, cg: cg}
 	// Written whole before the trees are sent (the stage reads them in
 	// that order); a stage that is gone reports on the status pipe.
-	if roots, err := json.Marshal(<-otherRoots); err == nil {
-		rootsW.Write(roots)
+	// Without the list of the host's sockets the session would not know
+	// what it leaves reachable: it refuses.
+	s := <-hostMask
+	if s.err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		cg.Remove()
+		return nil, s.err
 	}
-	rootsW.Close()
+	if late, err := json.Marshal(stage.Late{Mask: s.mask, OtherRoots: <-otherRoots}); err == nil {
+		lateW.Write(late)
+	}
+	lateW.Close()
 	var handoff error
 	if treesW != nil {
 		treesW.Close()

@@ -48,20 +48,28 @@ type Policy struct {
 	PrivateUser bool        `json:"private_user,omitempty"`
 	IDMap       []IDMapTree `json:"idmap,omitempty"`
 	IDMapFD     int         `json:"idmap_fd,omitempty"`
-	// Mask are the host's sockets found at the start (sockdiag) that
-	// the confined fs covers, unless a private dir or a writable path
-	// holds them or --socket names them.
-	Mask []string `json:"mask,omitempty"`
-	// OtherRoots are other sessions' control roots (or the default ones)
-	// the peer could see: each is covered by an empty tmpfs, as its own
-	// control root is. They come on RootsFD (a JSON list, then EOF),
-	// written once the supervisor has read them, while the stage starts.
-	OtherRoots []string `json:"-"`
-	RootsFD    int      `json:"roots_fd,omitempty"`
+	// Late is what the supervisor reads of the host while the stage
+	// starts; it comes on LateFD (JSON, then EOF) before the stage
+	// mounts anything.
+	Late   Late `json:"-"`
+	LateFD int  `json:"late_fd,omitempty"`
 	// Cgroup is the session's cgroup the supervisor started the stage
 	// in (nil: the session has none). The stage checks it is there
 	// before it does anything else.
 	Cgroup *Cgroup `json:"cgroup,omitempty"`
+}
+
+// Late is the part of the policy read from the host beside the stage's
+// start.
+type Late struct {
+	// Mask are the host's sockets found at the start (sockdiag) that
+	// the confined fs covers, unless a private dir or a writable path
+	// holds them or --socket names them.
+	Mask []string `json:"mask,omitempty"`
+	// OtherRoots are other sessions' control roots (or the default
+	// ones) the peer could see: each is covered by an empty tmpfs, as
+	// its own control root is.
+	OtherRoots []string `json:"other_roots,omitempty"`
 }
 
 // Cgroup names the session's cgroup as /proc/self/cgroup shows it.

@@ -85,8 +85,8 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		return fail("parent-death signal", parentDeath.err)
 	}
 	pdeath := parentDeath.sig
-	if policy.RootsFD > 0 {
-		if policy.OtherRoots, err = readRoots(policy.RootsFD); err != nil {
+	if policy.LateFD > 0 {
+		if policy.Late, err = readLate(policy.LateFD); err != nil {
 			return fail("arguments", err)
 		}
 	}
@@ -99,11 +99,11 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		}
 		unix.Close(policy.IDMapFD)
 	}
-	hide := append(policy.Hide, policy.OtherRoots...)
+	hide := append(policy.Hide, policy.Late.OtherRoots...)
 	fs := &fsPlan{hide: hide, host: true}
 	if policy.FS != confine.FSHost {
 		fs = &fsPlan{write: policy.Write, read: policy.Read, hide: hide, protect: policy.Protect, trees: trees,
-			private: confine.PrivateHostDirs(), mask: policy.Mask, sockets: policy.Sockets, tmpSize: policy.Resources.Tmp()}
+			private: confine.PrivateHostDirs(), mask: policy.Late.Mask, sockets: policy.Sockets, tmpSize: policy.Resources.Tmp()}
 		for _, t := range policy.IDMap {
 			fs.treeOrder = append(fs.treeOrder, t.Path)
 		}
@@ -172,24 +172,24 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	return argv[1:], policy.FS != confine.FSHost && !policy.Net().Private(), nil
 }
 
-// maxRoots bounds the other sessions' roots the stage reads.
-const maxRoots = 1 << 20
+// maxLate bounds what the stage reads on LateFD.
+const maxLate = 1 << 20
 
-// readRoots reads the other sessions' roots from fd until EOF, and
-// closes it: a supervisor gone before it wrote them all leaves a list
+// readLate reads the Late part of the policy from fd until EOF, and
+// closes it: a supervisor gone before it wrote it whole leaves JSON
 // that does not parse, so nothing is mounted with a part of it.
-func readRoots(fd int) ([]string, error) {
-	f := os.NewFile(uintptr(fd), "roots")
+func readLate(fd int) (Late, error) {
+	f := os.NewFile(uintptr(fd), "late")
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxRoots))
+	var late Late
+	b, err := io.ReadAll(io.LimitReader(f, maxLate))
+	if err == nil {
+		err = json.Unmarshal(b, &late)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("other sessions' control roots: %v", err)
+		return Late{}, fmt.Errorf("host sockets and other sessions' control roots: %v", err)
 	}
-	var roots []string
-	if err := json.Unmarshal(b, &roots); err != nil {
-		return nil, fmt.Errorf("other sessions' control roots: %v", err)
-	}
-	return roots, nil
+	return late, nil
 }
 
 // installSeccomp installs the session's syscall policy on every thread;
