@@ -39,6 +39,7 @@ type factsListener struct {
 	peerOnce  sync.Once
 	finishing chan struct{}
 	served    bool // serve was called (by the goroutine that calls finish)
+	peerNS    int  // the reader's own copy: the peer was named
 	closeOnce sync.Once
 }
 
@@ -75,8 +76,8 @@ func listenFacts(dir string, gid int) *factsListener {
 
 // serve reads the init's facts; initPID says the init's host pid (0:
 // not known, then the connector must be PID 1 of a PID namespace just
-// below this one).
-func (l *factsListener) serve(initPID func() int) {
+// below this one); wantPeer: find the peer's host pid.
+func (l *factsListener) serve(initPID func() int, wantPeer bool) {
 	if l == nil {
 		return
 	}
@@ -102,11 +103,21 @@ func (l *factsListener) serve(initPID func() int) {
 		for sc.Scan() {
 			l.mu.Lock()
 			l.f.Parse(sc.Text())
-			if l.f.PeerNS > 0 && l.f.peerPID == 0 {
-				l.f.peerPID = hostPeer(pid, l.f.PeerNS)
+			ns := l.f.PeerNS
+			l.mu.Unlock()
+			if ns > 0 && l.peerNS == 0 {
+				// Only a status stream shows the peer's host pid: the
+				// /proc scan is not made for nothing, nor under the lock.
+				l.peerNS = ns
+				host := 0
+				if wantPeer {
+					host = hostPeer(pid, ns)
+				}
+				l.mu.Lock()
+				l.f.peerPID = host
+				l.mu.Unlock()
 				l.peerOnce.Do(func() { close(l.peer) })
 			}
-			l.mu.Unlock()
 		}
 	}()
 }

@@ -18,7 +18,7 @@ type initFacts struct {
 type factsListener struct{}
 
 func listenFacts(string, int) *factsListener                   { return nil }
-func (*factsListener) serve(func() int)                        {}
+func (*factsListener) serve(func() int, bool)                  {}
 func (*factsListener) waitPeer(<-chan struct{}, time.Duration) {}
 func (*factsListener) snapshot() initFacts                     { return initFacts{Told: facts.New()} }
 func (*factsListener) close()                                  {}

@@ -258,7 +258,7 @@ func run(cfg Config, o *outcome) error {
 		inW.Close()
 		return exitcode.NotLaunched(err)
 	}
-	facts.serve(func() int { return initPID(proc) })
+	facts.serve(func() int { return initPID(proc) }, cfg.Status.Streams())
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
 	fed := make(chan error, 1)
 	go feed(inW, prelude, feedFrom, fed, hs, o)
