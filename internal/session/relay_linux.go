@@ -19,11 +19,25 @@ const (
 )
 
 // newStdinPipe makes the init's stdin: blocking descriptors, so the relay
-// can sit in splice(2) without the runtime's poller in between, with a
-// buffer larger than the default 64 KiB.
-func newStdinPipe() (r, w *os.File, err error) {
+// can sit in read(2) and splice(2) without the runtime's poller in
+// between, with a buffer larger than the default 64 KiB. loki-init hands
+// this pipe to the peer as its stdin, and the peer may reopen it through
+// /proc/self/fd/0 (`cat /dev/stdin`): its inode lets the owner and group
+// gid (the session's reader group; -1: none) read it and no one write it.
+// A writer the peer held would keep the pipe from hanging up at host
+// stdin's end, and so loki-init from its EOF rule.
+func newStdinPipe(gid int) (r, w *os.File, err error) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, fmt.Errorf("init stdin pipe: %w", err)
+	}
+	mode := uint32(0o400)
+	if gid >= 0 && unix.Fchown(p[0], -1, gid) == nil {
+		mode = 0o440
+	}
+	if err := unix.Fchmod(p[0], mode); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
 		return nil, nil, fmt.Errorf("init stdin pipe: %w", err)
 	}
 	unix.FcntlInt(uintptr(p[1]), unix.F_SETPIPE_SZ, initPipeSize)

@@ -38,7 +38,7 @@ func TestFeed(t *testing.T) {
 	}
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
-			r, w, err := newStdinPipe()
+			r, w, err := newStdinPipe(-1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func pipeWith(t *testing.T, b []byte, nonblock bool) *os.File {
 // ends without error and without blocking: what was not read is the
 // reader's choice, not lost output.
 func TestFeedReaderGone(t *testing.T) {
-	r, w, err := newStdinPipe()
+	r, w, err := newStdinPipe(-1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFeedReaderGone(t *testing.T) {
 
 // TestFeedReadError: a source that fails is reported, not taken for EOF.
 func TestFeedReadError(t *testing.T) {
-	r, w, err := newStdinPipe()
+	r, w, err := newStdinPipe(-1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-func newStdinPipe() (r, w *os.File, err error) { return os.Pipe() }
+func newStdinPipe(int) (r, w *os.File, err error) { return os.Pipe() }
 
 func relayStdin(dst, src *os.File, moved *atomic.Int64) error {
 	return copyFallback(dst, src, moved)

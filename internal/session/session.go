@@ -204,7 +204,7 @@ func run(cfg Config, o *outcome) error {
 	if err != nil {
 		return exitcode.Usage(fmt.Errorf("peer command: %w", err))
 	}
-	inR, inW, err := newStdinPipe()
+	inR, inW, err := newStdinPipe(readerGID)
 	if err != nil {
 		return exitcode.NotLaunched(err)
 	}
