@@ -26,8 +26,12 @@ func AwaitExit(p *os.Process) {
 	if err != nil {
 		return
 	}
-	// The first call asks the poller to wait; the second, made once the
-	// pidfd is readable, ends the wait.
-	waited := false
-	rc.Read(func(uintptr) bool { w := waited; waited = true; return w })
+	// Each call asks the pidfd itself: the poller's readiness alone is
+	// not enough, since a process that exited before the first wait
+	// raised its one edge before the wait began, and the wait clears it.
+	rc.Read(func(fd uintptr) bool {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 0)
+		return err != nil && err != unix.EINTR || n > 0
+	})
 }

@@ -1,7 +1,10 @@
 package session
 
 import (
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,5 +35,35 @@ func TestAwaitExit(t *testing.T) {
 	}
 	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 3 {
 		t.Fatalf("Wait: %v, want exit code 3", err)
+	}
+}
+
+// TestAwaitExitAfterExit: a process already gone (a zombie) before the
+// wait starts is seen at once, every time. Before, its pidfd's one edge
+// could come and be cleared before the poller waited, and the wait hung
+// (one session in about 35 with an init that exits at once).
+func TestAwaitExitAfterExit(t *testing.T) {
+	for i := 0; i < 300; i++ {
+		cmd := exec.Command("true")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		stat := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat"
+		for {
+			b, err := os.ReadFile(stat)
+			if err != nil || strings.Contains(string(b), ") Z ") {
+				break
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		done := make(chan struct{})
+		go func() { AwaitExit(cmd.Process); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Wait()
+			t.Fatalf("round %d: still waiting 10 s after the exit", i)
+		}
+		cmd.Wait()
 	}
 }
