@@ -11,7 +11,7 @@ import (
 // codes, internal/pid1, its build identity (cmd/internal/version), and
 // the namespace backend's stage with what it
 // applies (the policy's types, Landlock, the syscall policy, the egress
-// listener handoff,
+// listener handoff, the descriptor passing those handoffs share,
 // the backends' path containment in isolation/mounts, a stdlib leaf).
 // Anything else (sessions, executions, proof, the egress proxy itself) is
 // the supervisor's and must never be linked into loki-init; nor may
@@ -27,7 +27,8 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
 		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
 		"internal/landlock": true, "internal/session/seccomp": true, "internal/session/egress/handoff": true,
-		"cmd/internal/version": true, "internal/session/isolation/mounts": true,
+		"internal/session/fdpass": true,
+		"cmd/internal/version":    true, "internal/session/isolation/mounts": true,
 	}
 	seen := 0
 	for _, pkg := range strings.Fields(string(out)) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loki-sh/loki/internal/session/fdpass"
 )
 
 // The listener handoff over a unix socket (SOCK_SEQPACKET): one message,
@@ -35,23 +37,10 @@ func SendListener(sock, fd int, why string) error {
 // here), or -1 and why there is none. EOF (the sender failed first) is
 // an error.
 func ReceiveListener(sock int) (fd int, why string, err error) {
-	buf, oob := make([]byte, 512), make([]byte, unix.CmsgSpace(4))
-	var n, oobn int
-	for {
-		n, oobn, _, _, err = unix.Recvmsg(sock, buf, oob, unix.MSG_CMSG_CLOEXEC)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	buf := make([]byte, 512)
+	n, fds, err := fdpass.Recv(sock, buf, 1)
 	if err != nil {
 		return -1, "", fmt.Errorf("seccomp listener handoff: %w", err)
-	}
-	var fds []int
-	if oobn > 0 {
-		msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err == nil && len(msgs) == 1 {
-			fds, _ = unix.ParseUnixRights(&msgs[0])
-		}
 	}
 	switch {
 	case n == 0:
