@@ -227,8 +227,12 @@ func runSession(c *cli.Context) error {
 		return err
 	}
 	sigs := make(chan os.Signal, 4)
+	// Never stopped: the process exits once Run returns, and a signal.Stop
+	// would hand each of the three signals in turn to the runtime's
+	// signal-mask thread and wait for it, on the exit path of every
+	// session. A signal after Run is caught and dropped; the exit code
+	// stays the session's.
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	return session.Run(session.Config{
 		Backend:       backend,
 		Peer:          peer,
