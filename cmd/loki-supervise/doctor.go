@@ -23,7 +23,8 @@ mount of the current dir), user and network namespaces (with the sysctls that re
 them: user.max_user_namespaces, kernel.unprivileged_userns_clone, Ubuntu's
 kernel.apparmor_restrict_unprivileged_userns), a session cgroup per controller (pids,
 memory, cpu: made and removed for real; cgroup v1, v2 or hybrid), the Landlock ABI, and
-crun, runc and a Docker engine. Each missing item gets a one-line fix.
+crun, runc, a Docker engine, and loki-kube beside this binary (pod-spec and attach run
+it). Each missing item gets a one-line fix.
 
 Exit code: 0 when the default session (loki-supervise session -- CMD) can run here, 1
 when it cannot (a FAIL line says why); missing optional items never fail it.`,
@@ -44,6 +45,7 @@ when it cannot (a FAIL line says why); missing optional items never fail it.`,
 			}
 			r := doctor.Run(self, []string{"doctor", "--self-probe"})
 			probeSessions(&r, self)
+			r.Set(kubeCheck())
 			if c.Bool("json") {
 				enc := json.NewEncoder(os.Stdout)
 				enc.SetIndent("", "  ")

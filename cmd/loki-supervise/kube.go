@@ -11,6 +11,7 @@ import (
 
 	"github.com/loki-sh/loki/cmd/internal/kubecli"
 	"github.com/loki-sh/loki/internal/exitcode"
+	"github.com/loki-sh/loki/internal/session/doctor"
 )
 
 // kubeBinary runs pod-spec and attach: their code links k8s.io/api, the
@@ -42,14 +43,10 @@ func kubeCommands() (podSpec, attach *cli.Command) {
 // Its argv[0] is loki-supervise: its messages and help read as ours.
 // Without it, --help is still answered here, from the same declaration.
 func execKube(ctx *cli.Context, args []string) error {
-	self, err := os.Executable()
-	if err == nil {
-		self, err = filepath.EvalSymlinks(self)
-	}
+	path, err := kubePath()
 	if err != nil {
 		return notLaunched(fmt.Errorf("%s: %w: cannot resolve this executable: %v", ctx.Command.Name, errKubeMissing, err))
 	}
-	path := filepath.Join(filepath.Dir(self), kubeBinary)
 	execErr := syscall.Exec(path, append([]string{"loki-supervise"}, args...), os.Environ())
 	if wantsHelp(args[1:]) {
 		return cli.ShowSubcommandHelp(ctx)
@@ -73,4 +70,45 @@ func wantsHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// kubePath is where loki-kube must be: beside this executable's
+// resolved path.
+func kubePath() (string, error) {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(self), kubeBinary), nil
+}
+
+// kubeCheck is doctor's item for the sibling binary: optional, since
+// only pod-spec and attach need it.
+func kubeCheck() doctor.Check {
+	c := doctor.Check{Name: kubeBinary,
+		Fix: "install " + kubeBinary + " beside loki-supervise, from the same release tarball (or make build's bin/), for pod-spec and attach"}
+	path, err := kubePath()
+	if err == nil {
+		var st os.FileInfo
+		if st, err = os.Stat(path); err == nil && (!st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0) {
+			err = errors.New("not an executable file")
+		}
+	}
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		c.Detail = "missing: " + path
+		return c
+	case errors.As(err, &pe):
+		c.Detail = fmt.Sprintf("%s: %v", path, pe.Err)
+		return c
+	case err != nil:
+		c.Detail = fmt.Sprintf("%s: %v", path, err)
+		return c
+	}
+	c.OK, c.Detail = true, path+" (pod-spec, attach)"
+	return c
 }

@@ -136,6 +136,20 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("cgroup pids ok=%v, mkdir: %v", r.ok(t, "cgroup pids"), mkErr)
 		}
 	}
+	// loki-kube is beside the tested loki-supervise (make build), and
+	// missing beside a lone copy of it: optional either way.
+	if !r.ok(t, "loki-kube") {
+		t.Errorf("loki-kube reported missing beside %s", testutil.Binary(t, "loki-supervise"))
+	}
+	lone := testutil.CopyExecutable(t, testutil.Binary(t, "loki-supervise"), t.TempDir())
+	loneOut, _ := exec.Command(lone, "doctor", "--json").Output()
+	var lr doctorReport
+	if err := json.Unmarshal(loneOut, &lr); err != nil {
+		t.Fatalf("--json output of a lone loki-supervise does not parse: %v\n%s", err, loneOut)
+	}
+	if lr.ok(t, "loki-kube") {
+		t.Errorf("loki-kube reported present beside a lone copy %s", lone)
+	}
 	_, text := doctor(t, false)
 	lines := strings.Split(strings.TrimSpace(string(text)), "\n")
 	for _, c := range r.Checks {
