@@ -48,7 +48,7 @@ w() { if (printf x >> "$1") 2>/dev/null; then echo "$2=written"; else echo "$2=r
 `
 
 // fsProbe: $1 the workspace (cwd), $2 a host dir not named, $3 a --write
-// dir, $4 a --hide dir, $5 a file of the host's /tmp.
+// dir, $4 a --hide dir, $5 a file of the host's /tmp, $6 a symlink there.
 const fsProbe = writeProbe + `
 w "$1/out" cwd
 w "$2/file" other
@@ -57,6 +57,7 @@ w "$3/out" write
 w /etc/loki-confine-probe etc
 w "/tmp/private-${1##*/}" tmp
 echo "hostfile=$(cat "$5" 2>/dev/null)"
+if [ -L "$6" ]; then echo hostlink=visible; else echo hostlink=absent; fi
 echo "hidden=$(ls -A "$4" 2>/dev/null | wc -l)"
 echo "secret=$(cat "$4/secret" 2>/dev/null)"
 echo "devs=$(ls /dev | wc -l)"
@@ -85,6 +86,11 @@ func TestFilesystem(t *testing.T) {
 				tmpFile := filepath.Join(os.TempDir(), "loki-confine-host-"+filepath.Base(ws))
 				writeOwned(t, tmpFile, "hosttmp", uid)
 				t.Cleanup(func() { os.Remove(tmpFile) })
+				tmpLink := tmpFile + "-link"
+				if err := os.Symlink(tmpFile, tmpLink); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { os.Remove(tmpLink) })
 				flags := []string{"--cwd", ws, "--hide", hid}
 				if mode == "confined" {
 					flags = append(flags, "--write", wr)
@@ -92,18 +98,18 @@ func TestFilesystem(t *testing.T) {
 					flags = append(flags, "--fs", "host")
 				}
 				t.Cleanup(func() { os.Remove("/tmp/private-" + filepath.Base(ws)) })
-				code, out, stderr := session(t, b, flags, "sh", "-c", fsProbe, "probe", ws, other, wr, hid, tmpFile)
+				code, out, stderr := session(t, b, flags, "sh", "-c", fsProbe, "probe", ws, other, wr, hid, tmpFile, tmpLink)
 				if code != 0 {
 					t.Fatalf("exit %d, stderr %q", code, stderr)
 				}
 				r := results(out)
 				want := map[string]string{"cwd": "written", "write": "written", "hidden": "0", "secret": "", "null": "ok"}
 				if mode == "confined" {
-					for k, v := range map[string]string{"other": "refused", "other_new": "refused", "etc": "refused", "tmp": "written", "hostfile": "", "hostdev": "absent"} {
+					for k, v := range map[string]string{"other": "refused", "other_new": "refused", "etc": "refused", "tmp": "written", "hostfile": "", "hostlink": "absent", "hostdev": "absent"} {
 						want[k] = v
 					}
 				} else {
-					for k, v := range map[string]string{"other": "written", "other_new": "written", "hostfile": "hosttmp", "hostdev": "visible"} {
+					for k, v := range map[string]string{"other": "written", "other_new": "written", "hostfile": "hosttmp", "hostlink": "visible", "hostdev": "visible"} {
 						want[k] = v
 					}
 				}

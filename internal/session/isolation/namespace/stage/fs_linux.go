@@ -241,8 +241,9 @@ func (p fsPlan) showAgain(kept []held, cover string) error {
 }
 
 // privateDir covers dir with an empty tmpfs: /tmp (1777, tmpSize) or a
-// socket dir (0755, RunSize), with the host's top-level symlinks made
-// again (NixOS keeps /run/current-system there: a link, not a socket).
+// socket dir (0755, RunSize), with the host's top-level symlinks of a
+// socket dir made again (NixOS keeps /run/current-system there: a link,
+// not a socket).
 func (p fsPlan) privateDir(dir string, links map[string]string) error {
 	opts := "mode=0755,size=" + strconv.FormatInt(confine.RunSize, 10)
 	if dir == "/tmp" {
@@ -259,10 +260,16 @@ func (p fsPlan) privateDir(dir string, links map[string]string) error {
 	return nil
 }
 
-// topLinks reads the symlinks directly in each dir (unreadable: none).
+// topLinks reads the symlinks directly in each dir but /tmp (unreadable:
+// none). The private /tmp starts empty: what the host keeps there is
+// not the session's, and listing a busy /tmp cost each start more than
+// every mount of the stage.
 func topLinks(dirs []string) map[string]map[string]string {
 	out := map[string]map[string]string{}
 	for _, d := range dirs {
+		if d == "/tmp" {
+			continue
+		}
 		entries, err := os.ReadDir(d)
 		if err != nil {
 			continue
