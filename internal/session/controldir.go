@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"github.com/loki-sh/loki/internal/lease"
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -36,6 +37,13 @@ type sessionDirs struct {
 	root    string // the per-session directory (removed at the end)
 	control string // root/control: the directory exposed read-only
 	scratch string // root/scratch: the backend's own files
+	gone    *controlGone
+}
+
+// controlGone is the control dir's removal, started once (releaseControl).
+type controlGone struct {
+	once sync.Once
+	done chan struct{} // closed once it is over
 }
 
 // makeSessionDirs sweeps stale session dirs of dead owners from parent,
@@ -59,7 +67,8 @@ func makeSessionDirs(parent string) (sessionDirs, error) {
 	if err != nil {
 		return sessionDirs{}, fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
-	d := sessionDirs{parent: parent, root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch")}
+	d := sessionDirs{parent: parent, root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch"),
+		gone: &controlGone{done: make(chan struct{})}}
 	if err := d.populate(); err != nil {
 		d.remove()
 		return sessionDirs{}, err
@@ -79,7 +88,40 @@ func (d sessionDirs) populate() error {
 	return nil
 }
 
-func (d sessionDirs) remove() { os.RemoveAll(d.root) }
+// releaseControl removes the control dir in the background, after first
+// (nil: nothing), once: call it when nothing reads or writes there any
+// more (renewals stopped, the init done with it). Where /run is a disk
+// filesystem each removed dir and fsynced lease costs a block free (a
+// discard, on a disk mounted with it): this way they overlap the rest of
+// the session's end instead of adding to it.
+func (d sessionDirs) releaseControl(first func() error) {
+	d.gone.once.Do(func() {
+		go func() {
+			defer close(d.gone.done)
+			if first != nil {
+				first()
+			}
+			os.RemoveAll(d.control)
+		}()
+	})
+}
+
+// remove removes the session dir: the control dir (unless released
+// already), the scratch dir and the owner record side by side, the dir
+// itself last. Called after the backend released what it recorded in
+// scratch (the cgroups a stale sweep would remove).
+func (d sessionDirs) remove() {
+	d.releaseControl(nil)
+	scratch := make(chan struct{})
+	go func() {
+		defer close(scratch)
+		os.RemoveAll(d.scratch)
+	}()
+	os.Remove(filepath.Join(d.root, ownerFile))
+	<-scratch
+	<-d.gone.done
+	os.RemoveAll(d.root) // the dir, and whatever else was made in it
+}
 
 // newLeaseWriter starts the lease in the control dir. When the init runs
 // with another host gid (gid >= 0: --user, or a private user namespace),

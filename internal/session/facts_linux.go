@@ -36,6 +36,7 @@ type factsListener struct {
 	conn      *os.File      // the init's connection, once accepted
 	peer      chan struct{} // closed at the peer's pid (or the reader's end)
 	done      chan struct{} // closed when the reader ended
+	said      chan struct{} // closed at EOF after the init's end line
 	peerOnce  sync.Once
 	finishing chan struct{}
 	served    bool // serve was called (by the goroutine that calls finish)
@@ -70,7 +71,7 @@ func listenFacts(dir string, gid int) *factsListener {
 	}
 	return &factsListener{
 		ln: os.NewFile(uintptr(fd), path), f: initFacts{Told: facts.New()},
-		peer: make(chan struct{}), done: make(chan struct{}), finishing: make(chan struct{}),
+		peer: make(chan struct{}), done: make(chan struct{}), said: make(chan struct{}), finishing: make(chan struct{}),
 	}
 }
 
@@ -100,6 +101,13 @@ func (l *factsListener) serve(initPID func() int, wantPeer bool) {
 		}
 		l.mu.Unlock()
 		sc := bufio.NewScanner(io.LimitReader(conn, 64<<10))
+		defer func() {
+			// Its end line, then EOF: the init is done talking (a
+			// connection closed without one says nothing).
+			if l.snapshot().Ended {
+				close(l.said)
+			}
+		}()
 		for sc.Scan() {
 			l.mu.Lock()
 			l.f.Parse(sc.Text())
@@ -210,6 +218,17 @@ func hostPeer(initPID, ns int) int {
 		}
 	}
 	return 0
+}
+
+// ended is closed once the init sent its end line and closed the
+// connection (never on nil). The init does so after its loop is over,
+// as its last act before exiting: it reads the lease no more and
+// connects no more.
+func (l *factsListener) ended() <-chan struct{} {
+	if l == nil {
+		return nil
+	}
+	return l.said
 }
 
 // factsDrain bounds the read of the init's last lines once it exited.

@@ -23,3 +23,4 @@ func (*factsListener) waitPeer(<-chan struct{}, time.Duration) {}
 func (*factsListener) snapshot() initFacts                     { return initFacts{Told: facts.New()} }
 func (*factsListener) close()                                  {}
 func (*factsListener) finish() initFacts                       { return initFacts{Told: facts.New()} }
+func (*factsListener) ended() <-chan struct{}                  { return nil }

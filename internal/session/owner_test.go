@@ -141,3 +141,34 @@ func TestSessionDirsCarryOwner(t *testing.T) {
 		t.Fatalf("a live session's dir was swept: %v", err)
 	}
 }
+
+// TestSessionDirsRemoved: the session dir goes whole, whether its control
+// dir was released early (first runs before it goes) or not.
+func TestSessionDirsRemoved(t *testing.T) {
+	for _, early := range []bool{true, false} {
+		d, err := makeSessionDirs(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{filepath.Join(d.control, "lease"), filepath.Join(d.control, ".lease-1"), filepath.Join(d.scratch, "cgroups")} {
+			if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if early {
+			ran := false
+			d.releaseControl(func() error { ran = true; return nil })
+			<-d.gone.done
+			if _, err := os.Stat(d.control); !ran || !os.IsNotExist(err) {
+				t.Fatalf("released: first ran %v, control dir: %v", ran, err)
+			}
+			if _, err := os.Stat(filepath.Join(d.scratch, "cgroups")); err != nil {
+				t.Fatalf("the release took scratch too: %v", err)
+			}
+		}
+		d.remove()
+		if _, err := os.Stat(d.root); !os.IsNotExist(err) {
+			t.Fatalf("early %v: session dir left: %v", early, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -260,6 +261,25 @@ func run(cfg Config, o *outcome) error {
 	}
 	facts.serve(func() int { return initPID(proc) }, cfg.Status.Streams())
 	stopRenewing := renewLoop(writer, cfg, reads, stopWatch)
+	var gap time.Duration
+	release := sync.OnceFunc(func() {
+		gap = stopRenewing()
+		// The listener is closed before its socket goes: the last
+		// reference to a removed file frees it, a cost the close would
+		// otherwise carry.
+		dirs.releaseControl(func() error { facts.close(); return writer.Close() })
+	})
+	// The init's end line is its last act before it exits: it reads the
+	// lease no more, so the renewals stop and the control dir goes while
+	// the kernel still tears its namespaces down (its exit, not the line,
+	// decides the code).
+	go func() {
+		select {
+		case <-facts.ended():
+			release()
+		case <-o.exited:
+		}
+	}()
 	fed := make(chan error, 1)
 	go feed(inW, prelude, feedFrom, fed, hs, o)
 	// After the feed and the renewals are under way: the start event
@@ -268,7 +288,7 @@ func run(cfg Config, o *outcome) error {
 	exit, killedBy, forwarded := waitWithSignals(proc, cfg)
 	o.waitedFor(exit, killedBy, forwarded)
 	o.told = facts.finish()
-	gap := stopRenewing()
+	release()
 	proc.Close()
 	drained(stderrDone)
 	if hs != nil && !hs.read() && exit.Err == nil && killedBy == 0 && exit.Signal == 0 && !initsOwn(exit.Code) {
