@@ -492,7 +492,28 @@ func (c *Cgroup) Remove() error {
 	if c == nil {
 		return nil
 	}
+	if c.removeEmpty() {
+		return nil
+	}
 	return removeDirs(c.name, c.Dirs())
+}
+
+// removeEmpty removes the cgroup's dirs, the peer child first, if they
+// are all empty: the usual end, where the init was reaped and every
+// process of its namespace with it. One rmdir each, without reading the
+// tree or the members first; the kernel refuses (EBUSY) a cgroup with a
+// process or a child cgroup in it, which then goes the long way.
+func (c *Cgroup) removeEmpty() bool {
+	dirs := c.Dirs()
+	if c.peer != "" {
+		dirs = append([]string{c.peer}, dirs...)
+	}
+	for _, d := range dirs {
+		if err := rmdir(d); err != nil && !errors.Is(err, unix.ENOENT) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Cgroup) rmdirs() {

@@ -93,6 +93,30 @@ func read(t *testing.T, p string) string {
 	return string(b)
 }
 
+// kernelRmdir removes a fake cgroup dir as the kernel does, never one
+// with a child cgroup or a process in it (EBUSY), and appends what it
+// removed to removed (nil: not kept).
+func kernelRmdir(removed *[]string) func(string) error {
+	return func(p string) error {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				return unix.EBUSY
+			}
+		}
+		if b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs")); len(strings.TrimSpace(string(b))) > 0 {
+			return unix.EBUSY
+		}
+		if removed != nil {
+			*removed = append(*removed, p)
+		}
+		return os.RemoveAll(p)
+	}
+}
+
 func TestCreateV2(t *testing.T) {
 	root := fakeFS(t, map[string]string{
 		"cgroup.controllers":           "cpuset cpu io memory pids",
@@ -103,7 +127,7 @@ func TestCreateV2(t *testing.T) {
 		"other/cgroup.controllers":     "memory",
 		"other/cgroup.subtree_control": "",
 	})
-	rmdir = func(p string) error { return os.RemoveAll(p) }
+	rmdir = kernelRmdir(nil)
 	defer func() { rmdir = unix.Rmdir }()
 	h := Host{UnifiedMount: root, Unified: filepath.Join(root, "svc/me.scope")}
 	res := confine.Resources{PidsMax: 64, MemoryMax: 32 << 20, CPU: &confine.CPUMax{Quota: 50000, Period: 100000}}
@@ -157,7 +181,7 @@ func TestCreateV2(t *testing.T) {
 	os.Mkdir(leaf, 0o755)
 	populate(t, leaf, "cgroup.procs")
 	var order []string
-	rmdir = func(p string) error { order = append(order, p); return os.RemoveAll(p) }
+	rmdir = kernelRmdir(&order)
 	os.WriteFile(filepath.Join(dir, "cgroup.procs"), nil, 0o644)
 	if err := c.Remove(); err != nil {
 		t.Fatal(err)
@@ -177,7 +201,7 @@ func TestCreateV2(t *testing.T) {
 
 func TestCreateV1(t *testing.T) {
 	root := fakeFS(t, map[string]string{"pids/x": "", "memory/me/x": "", "cpu/x": ""})
-	rmdir = func(p string) error { return os.RemoveAll(p) }
+	rmdir = kernelRmdir(nil)
 	mkdirHook = func(p string) {
 		populate(t, p, "pids.max", "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "cpu.cfs_period_us", "cpu.cfs_quota_us", "cgroup.procs", "memory.oom_control", "pids.events")
 	}
@@ -226,7 +250,7 @@ func TestCreateV1(t *testing.T) {
 func TestOpenPeerTasksV1(t *testing.T) {
 	root := fakeFS(t, map[string]string{"pids/x": ""})
 	var removed []string
-	rmdir = func(p string) error { removed = append(removed, p); return os.RemoveAll(p) }
+	rmdir = kernelRmdir(&removed)
 	mkdirHook = func(p string) { populate(t, p, "pids.max", "cgroup.procs", "pids.events", "tasks") }
 	defer func() { rmdir, mkdirHook = unix.Rmdir, nil }()
 	h := Host{V1: map[string]string{"pids": root + "/pids"}}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/loki-sh/loki/internal/session/confine"
@@ -93,6 +94,45 @@ func checkThreadsHome(t *testing.T, name string) {
 		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/cgroup")
 		if err == nil && strings.Contains(string(b), name) {
 			t.Errorf("thread %s left in the session's cgroup:\n%s", task.Name(), b)
+		}
+	}
+}
+
+// TestRemoveKillsWhatIsLeft: on the real kernel, a cgroup that still
+// holds a process is not removed by the first rmdir (refused), but
+// emptied, its process killed, and then removed, peer child included.
+func TestRemoveKillsWhatIsLeft(t *testing.T) {
+	testutil.RequireRoot(t)
+	host, err := Detect()
+	if err != nil || host.Version() == "none" {
+		t.Skipf("no cgroups: %v", err)
+	}
+	name := "loki-session-removetest" + strconv.Itoa(os.Getpid())
+	c, err := host.Create(name, confine.Resources{PidsMax: 64})
+	if err != nil {
+		t.Skipf("cannot make a cgroup here: %v", err)
+	}
+	defer c.Remove()
+	if f, err := c.OpenPeerTasks(); err != nil {
+		t.Fatal(err)
+	} else if f != nil {
+		f.Close()
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := c.Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if err := c.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err == nil || cmd.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the member: %v, want killed by SIGKILL", err)
+	}
+	for _, d := range append(c.Dirs(), c.peer) {
+		if _, err := os.Stat(d); d != "" && !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", d, err)
 		}
 	}
 }
