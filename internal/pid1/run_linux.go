@@ -69,6 +69,16 @@ var procs = 2
 // memory to the kernel.
 const tidyAfter = 100 * time.Millisecond
 
+// tidy hands the launch's garbage back and leaves procs Ps. Going
+// through one P first drops the other Ps' caches, which otherwise kept
+// 1.5-2 MiB of the launch's pages resident in half of the runs
+// (TestLargePreludeMemoryIsReturned).
+func tidy() {
+	runtime.GOMAXPROCS(1)
+	runtime.GOMAXPROCS(procs)
+	debug.FreeOSMemory()
+}
+
 // closeInherited marks every descriptor above stderr close-on-exec, so a
 // descriptor the host leaked into the init never reaches the peer.
 func closeInherited() {
@@ -189,7 +199,7 @@ func (l *loop) run() error {
 			// settle re-checks below
 		case <-l.tidyC:
 			l.tidyC = nil
-			debug.FreeOSMemory()
+			tidy()
 		}
 		if err == nil && l.stage == StageSupervision {
 			err = l.settle()
@@ -333,19 +343,18 @@ func (l *loop) launch(r preludeResult) error {
 	// small.
 	r.body, spec = nil, launch.Spec{}
 	l.tidyC = time.After(tidyAfter)
-	// A fixed, small GOMAXPROCS. Two, not one: the host-stdin watcher
-	// (or forwarder) sits in a blocking poll (or splice), and a goroutine
-	// in a system call keeps
-	// its P until sysmon retakes it (20 µs to 10 ms later, by sysmon's
-	// backoff); with one P, the output forwarder and the loop, woken by
-	// the poller, waited for that retake, and an ACP round trip cost
-	// 200-500 µs instead of 30. Changing it stops the world, so it
-	// happens here, while the peer starts, not on the init's start path.
-	// Going through one P first drops the second P's caches, which
-	// otherwise kept 1.5-2 MiB of the launch's pages resident in half of
-	// the runs (TestLargePreludeMemoryIsReturned).
-	runtime.GOMAXPROCS(1)
-	runtime.GOMAXPROCS(procs)
+	// At least two Ps, at once: the host-stdin watcher (or forwarder)
+	// sits in a blocking poll (or splice), and a goroutine in a system
+	// call keeps its P until sysmon retakes it (20 µs to 10 ms later, by
+	// sysmon's backoff); with one P, the output forwarder and the loop,
+	// woken by the poller, waited for that retake, and an ACP round trip
+	// cost 200-500 µs instead of 30. More than two are trimmed with the
+	// launch's memory (tidy): a change stops the world, twice when it
+	// goes through one P, which here ran while a short peer ran and
+	// exited, and delayed its reap.
+	if runtime.GOMAXPROCS(0) < procs {
+		runtime.GOMAXPROCS(procs)
+	}
 	// Once the peer runs and its output is under way: the host learns
 	// the peer's pid, and this connection carries the end.
 	if l.facts = dialFacts(l.cfg.ControlDir); l.facts >= 0 && !sendFact(l.facts, facts.PeerLine(p.pid)+"\n") {
