@@ -130,6 +130,10 @@ func (c Config) InitArgs() []string {
 // outcome of package exitcode otherwise (silent when the code is the
 // session's own).
 func Run(cfg Config) error {
+	// Go proves once, at a process's first child, that pidfds work, by
+	// starting and reaping a child of its own: begun now, that runs beside
+	// the session's set-up instead of just before the backend's clone.
+	go warmPidfd()
 	cfg.defaults()
 	o := newOutcome(cfg.Status)
 	err := run(cfg, o)
@@ -531,4 +535,12 @@ func (r *renewer) renew() {
 		fmt.Fprintf(r.notes, "loki-supervise: lease renewal failing: %v\n", err)
 	}
 	r.failing = err != nil
+}
+
+// warmPidfd makes the runtime run its one-time pidfd check now (a
+// lookup of this process asks for a pidfd, which runs it).
+func warmPidfd() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Release()
+	}
 }
