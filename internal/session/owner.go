@@ -33,13 +33,13 @@ type owner struct {
 // temporary name and renamed, so a reader never sees half a record; a dir
 // without a complete record is never swept.
 func writeOwner(dir string) error {
-	self, err := procid.Capture(os.Getpid())
+	self, err := ownIdentity()
 	if err != nil {
 		// No precise identity here (no procfs): write no record, and the
 		// dir is simply never swept.
 		return nil
 	}
-	b, err := json.Marshal(owner{PID: self.PID(), Token: self.Token(), PIDNS: pidNamespace()})
+	b, err := json.Marshal(self)
 	if err != nil {
 		return err
 	}
@@ -49,6 +49,16 @@ func writeOwner(dir string) error {
 	}
 	return os.Rename(tmp, filepath.Join(dir, ownerFile))
 }
+
+// ownIdentity is this process's owner record, read once: the sweep and
+// the record of the new dir both need it, and it never changes.
+var ownIdentity = sync.OnceValues(func() (owner, error) {
+	self, err := procid.Capture(os.Getpid())
+	if err != nil {
+		return owner{}, err
+	}
+	return owner{PID: self.PID(), Token: self.Token(), PIDNS: pidNamespace()}, nil
+})
 
 // readOwner reads dir's owner record: a regular file, not a link, small.
 func readOwner(dir string) (owner, error) {
@@ -103,14 +113,15 @@ func cleanStale(dir string) {
 // identities here at all) leaves the dir alone. Errors are ignored: the
 // sweep is housekeeping, never a reason to refuse a session.
 func sweepStale(parent string) {
-	if _, err := procid.Capture(os.Getpid()); err != nil {
+	self, err := ownIdentity()
+	if err != nil {
 		return // identities cannot be checked: nothing can be proven dead
 	}
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
-	ns := pidNamespace()
+	ns := self.PIDNS
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), sessionPrefix) {
 			continue

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // UserNS is whether the peer gets a user namespace of its own.
@@ -52,8 +53,12 @@ const RangeSize = 65536
 // PrivateRange returns the host ids a root supervisor maps into a
 // private user namespace: root's entries in /etc/subuid and /etc/subgid
 // when both exist (the administrator's allocation), else the default
-// block. Fewer than RangeSize ids are used as given.
-func PrivateRange() IDRange {
+// block. Fewer than RangeSize ids are used as given. The files are read
+// once per process: every part of one session (the control dir's group,
+// the checks, the mapping) uses the same block.
+var PrivateRange = sync.OnceValue(privateRange)
+
+func privateRange() IDRange {
 	uid, un, uok := subordinate("/etc/subuid")
 	gid, gn, gok := subordinate("/etc/subgid")
 	if !uok || !gok {

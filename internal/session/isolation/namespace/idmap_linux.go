@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -41,18 +42,18 @@ func (b *Backend) privateUserNS(p confine.Policy) bool {
 // (root's 0700 /root above a project in it, a team's 0700 /srv/team),
 // read-only, so that the path is reached as root reaches it without a
 // user namespace. What that dir holds besides is read-only to the peer,
-// as the rest of HOME is.
-func idmapTrees(write []string, home string) []stage.IDMapTree {
+// as the rest of HOME is. anew is what the stage makes anew (anewDirs).
+func idmapTrees(write []string, home string, anew []string) []stage.IDMapTree {
 	var trees []stage.IDMapTree
 	for _, w := range write {
 		trees = append(trees, stage.IDMapTree{Path: w})
 	}
 	for _, w := range write {
-		trees = withBlocker(trees, w)
+		trees = withBlocker(trees, w, anew)
 	}
 	if home = homeDir(home); home != "" && !underTree(home, trees) {
-		switch t := withBlocker(trees, home); {
-		case unsearchable(home, t) != "":
+		switch t := withBlocker(trees, home, anew); {
+		case unsearchable(home, t, anew) != "":
 			// Another user's dir on the way: HOME stays out of reach.
 		case underTree(home, t):
 			trees = t
@@ -66,10 +67,10 @@ func idmapTrees(write []string, home string) []stage.IDMapTree {
 
 // withBlocker adds to trees, read-only, the topmost dir on the way to
 // path that the peer could not search, when there is one.
-func withBlocker(trees []stage.IDMapTree, path string) []stage.IDMapTree {
+func withBlocker(trees []stage.IDMapTree, path string, anew []string) []stage.IDMapTree {
 	top := ""
 	for d := path; ; {
-		if d = unsearchable(d, trees); d == "" {
+		if d = unsearchable(d, trees, anew); d == "" {
 			break
 		}
 		top = d
@@ -105,13 +106,18 @@ func homeDir(home string) string {
 	return home
 }
 
+// anewDirs are the dirs the stage makes anew, searchable: the private
+// ones (privateDirs, confine.PrivateHostDirs) and /dev.
+func anewDirs(privateDirs []string) []string {
+	return append(slices.Clip(privateDirs), "/dev")
+}
+
 // unsearchable returns the nearest dir above path that the peer could
-// not search, "" when none. A dir under /tmp, /run or /dev is made anew
-// by the stage (searchable); one a tree shows has its real owner, and the
-// peer is root (0:0) there; any other is the host's, to which the peer is
-// "others".
-func unsearchable(path string, trees []stage.IDMapTree) string {
-	anew := append(confine.PrivateHostDirs(), "/dev")
+// not search, "" when none. A dir under anew (/tmp, /run, /dev) is made
+// anew by the stage (searchable); one a tree shows has its real owner,
+// and the peer is root (0:0) there; any other is the host's, to which
+// the peer is "others".
+func unsearchable(path string, trees []stage.IDMapTree, anew []string) string {
 	for d := filepath.Dir(path); d != "/" && !mounts.UnderAny(d, anew); d = filepath.Dir(d) {
 		var st unix.Stat_t
 		if unix.Stat(d, &st) != nil {
@@ -131,9 +137,9 @@ func unsearchable(path string, trees []stage.IDMapTree) string {
 // checkReachable refuses a writable tree the peer could not reach even
 // through the trees: a dir on its way that is another user's and closed
 // to others (root without capabilities is refused it on the host too).
-func checkReachable(trees []stage.IDMapTree) error {
+func checkReachable(trees []stage.IDMapTree, anew []string) error {
 	for _, t := range trees {
-		if d := unsearchable(t.Path, trees); d != "" && !t.RO {
+		if d := unsearchable(t.Path, trees, anew); d != "" && !t.RO {
 			return confine.Refuse(Name, "a private user namespace with "+t.Path+" writable",
 				d+" is another user's and closed to the session's root, which has no capabilities: run loki-supervise as its owner, or chmod o+x it")
 		}

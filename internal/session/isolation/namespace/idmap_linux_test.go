@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loki-sh/loki/internal/session/confine"
 	"github.com/loki-sh/loki/internal/testutil"
 )
 
@@ -68,7 +69,8 @@ func TestIdmapTrees(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, tr := range idmapTrees(tc.write, tc.home) {
+			anew := anewDirs(confine.PrivateHostDirs())
+			for _, tr := range idmapTrees(tc.write, tc.home, anew) {
 				p := tr.Path
 				if tr.RO {
 					p = "ro " + p
@@ -81,7 +83,7 @@ func TestIdmapTrees(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("trees %q, want %q", got, want)
 			}
-			if err := checkReachable(idmapTrees(tc.write, tc.home)); err != nil {
+			if err := checkReachable(idmapTrees(tc.write, tc.home, anew), anew); err != nil {
 				t.Errorf("refused: %v", err)
 			}
 		})
@@ -93,7 +95,8 @@ func TestIdmapTrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		ws := dir("team/alice/proj", 0o755)
-		err := checkReachable(idmapTrees([]string{ws}, ""))
+		anew := anewDirs(confine.PrivateHostDirs())
+		err := checkReachable(idmapTrees([]string{ws}, "", anew), anew)
 		if err == nil || !strings.Contains(err.Error(), alice+" is another user's") {
 			t.Fatalf("err %v, want %s named", err, alice)
 		}

@@ -43,7 +43,8 @@ const maxEgressLookups = 64
 // Start clones the stage into new namespaces and waits until it has either
 // confined the process and become loki-init or reported why it could not.
 func (b *Backend) Start(req session.Request) (session.Process, error) {
-	if err := b.check(req.Confine, req.ControlRoot); err != nil {
+	privateDirs := confine.PrivateHostDirs()
+	if err := b.check(req.Confine, req.ControlRoot, privateDirs); err != nil {
 		return nil, err
 	}
 	// The other sessions' roots are read from every host process: while
@@ -52,7 +53,6 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	otherRoots := make(chan []string, 1)
 	go func() { otherRoots <- session.OtherControlRoots(req.ControlRoot) }()
 	pol := stage.Policy{Policy: req.Confine, TTY: req.TTY, HostStdin: req.HostStdin != nil}
-	privateDirs := confine.PrivateHostDirs()
 	if exe := req.Peer.Argv[0]; pol.FS != confine.FSHost && filepath.IsAbs(exe) && mounts.UnderAny(filepath.Clean(exe), privateDirs) {
 		// The agent's own executable stays reachable under the private
 		// /tmp (or /run), read-only.
@@ -89,8 +89,9 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if private {
 		pol.PrivateUser = true
 		if pol.FS != confine.FSHost {
-			trees = idmapTrees(pol.Write, req.Peer.Env["HOME"])
-			if err := checkReachable(trees); err != nil {
+			anew := anewDirs(privateDirs)
+			trees = idmapTrees(pol.Write, req.Peer.Env["HOME"], anew)
+			if err := checkReachable(trees, anew); err != nil {
 				return nil, err
 			}
 		}
@@ -287,8 +288,8 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 // check refuses what depends on the host and the ids named (Admit has
 // checked the knobs): without root, the user namespace maps one uid (the
 // caller's), so no other --user exists in it; and the init's user must
-// reach the control dir.
-func (b *Backend) check(p confine.Policy, controlRoot string) error {
+// reach the control dir. privateDirs are confine.PrivateHostDirs.
+func (b *Backend) check(p confine.Policy, controlRoot string, privateDirs []string) error {
 	u, what := p.User, ""
 	if u != nil {
 		what = "--user " + u.String()
@@ -304,7 +305,6 @@ func (b *Backend) check(p confine.Policy, controlRoot string) error {
 	// The init reaches its control dir through the control root's
 	// parents (the root itself is masked by a searchable tmpfs; under a
 	// private /tmp or /run, the stage makes them anew, searchable).
-	privateDirs := confine.PrivateHostDirs()
 	for d := filepath.Dir(controlRoot); ; d = filepath.Dir(d) {
 		if p.FS != confine.FSHost && mounts.UnderAny(d, privateDirs) {
 			continue
