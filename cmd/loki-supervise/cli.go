@@ -51,6 +51,7 @@ func newApp() *cli.App {
 				return usage("")
 			}
 		}
+		c.Flags = withCachedNames(c.Flags)
 		flags := c.Flags
 		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
 			return exitcode.Usage(fmt.Errorf("%s: %s (see 'loki-supervise %s --help')", p, suggest.FlagError(flags, err), p))
