@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loki-sh/loki/internal/testutil"
 	"github.com/loki-sh/loki/internal/testutil/backends"
 )
@@ -141,6 +143,51 @@ func TestFilesystem(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// hostMount mounts a tmpfs of mode 0777 at dir on the host, read-only
+// when ro, for the test's length.
+func hostMount(t *testing.T, dir string, ro bool) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flags := uintptr(0)
+	if ro {
+		flags = unix.MS_RDONLY
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", flags, "mode=0777,size=64k"); err != nil {
+		t.Skipf("cannot mount a tmpfs on the host: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+}
+
+// TestSubmountFlags: a mount below the cwd keeps its own flags (one the
+// host mounted writable stays writable, a read-only one read-only), and
+// one below a dir the session was not given is read-only.
+func TestSubmountFlags(t *testing.T) {
+	for _, b := range namespaceRows() {
+		t.Run(b.Name, func(t *testing.T) {
+			if os.Geteuid() != 0 {
+				t.Skip("needs root to mount on the host")
+			}
+			ws, other := hostDir(t, peerUID(b)), hostDir(t, peerUID(b))
+			hostMount(t, filepath.Join(ws, "rw"), false)
+			hostMount(t, filepath.Join(ws, "ro"), true)
+			hostMount(t, filepath.Join(other, "rw"), false)
+			probe := writeProbe + `w "$1/rw/f" cwd_rw; w "$1/ro/f" cwd_ro; w "$2/rw/f" other_rw`
+			code, out, stderr := session(t, b, []string{"--cwd", ws}, "sh", "-c", probe, "probe", ws, other)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			r := results(out)
+			for k, v := range map[string]string{"cwd_rw": "written", "cwd_ro": "refused", "other_rw": "refused"} {
+				if r[k] != v {
+					t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
+				}
+			}
+		})
 	}
 }
 

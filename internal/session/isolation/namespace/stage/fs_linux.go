@@ -55,8 +55,9 @@ func (p fsPlan) coveredBy(path string) string {
 	return ""
 }
 
-// held is a path kept for a covering mount: an idmapped tree (tree) or
-// a descriptor of the host's file to bind again (fd), read-only or not.
+// held is a path kept for a covering mount: a detached mount to attach
+// (tree: an idmapped tree, or the clone of a writable path) or a
+// descriptor of the host's file to bind again (fd), read-only or not.
 type held struct {
 	path string
 	fd   int
@@ -64,10 +65,11 @@ type held struct {
 	ro   bool
 }
 
-// apply runs after / was made private and before /proc is mounted. Each
-// writable path becomes a mount of its own first, so that the read-only
-// remount of every other mount passes it by; those under /tmp or /dev
-// are held by a descriptor and bound again into the new mount there.
+// apply runs after / was made private and before /proc is mounted.
+// Each writable path is cloned (with the mounts below it, their flags
+// kept) before every mount of the host becomes read-only, and attached
+// at its path after that; the idmapped trees too. Those under /tmp or
+// /dev are held and attached into the new mount there.
 func (p fsPlan) apply() error {
 	if p.host {
 		for _, h := range p.hide {
@@ -78,6 +80,25 @@ func (p fsPlan) apply() error {
 		return p.becomeUser()
 	}
 	var kept []held
+	clones := map[string]int{}
+	nodes, err := openDevNodes()
+	defer func() {
+		for _, h := range kept {
+			if !h.tree {
+				unix.Close(h.fd)
+			}
+		}
+		closeAll(clones)
+		for _, fd := range nodes {
+			unix.Close(fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err := p.readOnlyHost(clones); err != nil {
+		return err
+	}
 	for _, t := range p.treeOrder {
 		if p.coveredBy(t) != "" {
 			kept = append(kept, held{path: t, fd: p.trees[t], tree: true})
@@ -87,35 +108,25 @@ func (p fsPlan) apply() error {
 			return err
 		}
 	}
-	nodes, err := openDevNodes()
-	defer func() {
-		for _, h := range kept {
-			if !h.tree {
-				unix.Close(h.fd)
+	for _, w := range p.write {
+		fd, ok := clones[w]
+		switch {
+		case !ok:
+			// an idmapped tree, or bound already (bindWritable)
+			if _, tree := p.trees[w]; tree || p.coveredBy(w) == "" {
+				continue
+			}
+			if fd, err = unix.Open(w, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+				return fmt.Errorf("open writable %s: %w", w, err)
+			}
+			kept = append(kept, held{path: w, fd: fd})
+		case p.coveredBy(w) != "":
+			kept = append(kept, held{path: w, fd: fd, tree: true})
+		default:
+			if err := attachTree(fd, w); err != nil {
+				return err
 			}
 		}
-		for _, fd := range nodes {
-			unix.Close(fd)
-		}
-	}()
-	if err != nil {
-		return err
-	}
-	for _, w := range p.write {
-		if _, ok := p.trees[w]; ok {
-			continue
-		}
-		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind writable %s: %w", w, err)
-		}
-		if p.coveredBy(w) == "" {
-			continue
-		}
-		fd, err := unix.Open(w, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("open writable %s: %w", w, err)
-		}
-		kept = append(kept, held{path: w, fd: fd})
 	}
 	for _, r := range p.read {
 		if _, ok := p.trees[r]; ok || mounts.UnderAny(r, p.write) {
@@ -139,18 +150,6 @@ func (p fsPlan) apply() error {
 	}
 	// Parents first: a read-only HOME under /tmp, then the cwd in it.
 	sort.SliceStable(kept, func(i, j int) bool { return len(kept[i].path) < len(kept[j].path) })
-	mps, err := mountPointsUnder("/")
-	if err != nil {
-		return err
-	}
-	for _, m := range mps {
-		if mounts.UnderAny(m, p.write) {
-			continue
-		}
-		if err := remountReadOnly(m); err != nil {
-			return err
-		}
-	}
 	// The host's sockets found at the start elsewhere (a read-only mount
 	// does not stop connect(2)); those in private dirs go with them.
 	for _, s := range p.mask {
@@ -193,6 +192,57 @@ func (p fsPlan) apply() error {
 		}
 	}
 	return nil
+}
+
+// readOnlyHost makes every mount of the host read-only but the writable
+// paths (those not idmapped trees), which keep their flags, and those
+// below them theirs. Each is cloned first, detached (clones, by path,
+// for the caller to attach: the read-only pass does not reach a
+// detached mount); then one mount_setattr makes the whole tree
+// read-only. A kernel without these calls (before 5.2 and 5.12) gets
+// the same from a bind of each writable path onto itself and a
+// remount of every other mount, one by one.
+func (p fsPlan) readOnlyHost(clones map[string]int) error {
+	legacy := false
+	for _, w := range p.write {
+		if _, ok := p.trees[w]; ok {
+			continue
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, w, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if errors.Is(err, unix.ENOSYS) {
+			legacy = true
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("clone writable %s: %w", w, err)
+		}
+		clones[w] = fd
+	}
+	if !legacy {
+		err := readOnlyTree("/")
+		if !errors.Is(err, errNoSetattr) {
+			return err
+		}
+	}
+	// The legacy way: no writable path may be missing from the
+	// namespace while every other mount is remounted.
+	for _, w := range p.write {
+		if _, ok := p.trees[w]; ok {
+			continue
+		}
+		if fd, ok := clones[w]; ok {
+			if err := attachTree(fd, w); err != nil {
+				return err
+			}
+			unix.Close(fd)
+			delete(clones, w)
+			continue
+		}
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind writable %s: %w", w, err)
+		}
+	}
+	return remountEach("/", p.write)
 }
 
 // protectPath makes path, inside a writable mount, read-only: a bind of

@@ -25,14 +25,13 @@ import (
 // capabilities is still the owner of those root-owned files, so without
 // this the file mode alone would let it write them.
 func protectKernel() error {
-	mps, err := mountPointsUnder("/sys")
-	if err != nil {
-		return err
-	}
-	for _, m := range mps {
-		if err := remountReadOnly(m); err != nil {
+	if err := readOnlyTree("/sys"); errors.Is(err, errNoSetattr) {
+		err = remountEach("/sys", nil)
+		if err != nil {
 			return err
 		}
+	} else if err != nil {
+		return err
 	}
 	for _, p := range confine.ReadonlyPaths {
 		if err := bindReadOnly(p); err != nil {
@@ -41,6 +40,42 @@ func protectKernel() error {
 	}
 	for _, p := range confine.MaskedPaths {
 		if err := mask(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errNoSetattr: the kernel has no mount_setattr (before 5.12), or dir
+// is no mount's root; remountEach does the same, one mount at a time.
+var errNoSetattr = errors.New("no recursive mount attributes")
+
+// readOnlyTree makes the mount at dir and every mount below it
+// read-only in one call, their other flags kept.
+func readOnlyTree(dir string) error {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err := unix.MountSetattr(unix.AT_FDCWD, dir, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &attr)
+	switch {
+	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINVAL):
+		return errNoSetattr
+	case err != nil:
+		return fmt.Errorf("make %s read-only: %w", dir, err)
+	}
+	return nil
+}
+
+// remountEach remounts each mount at dir or below it read-only, but
+// those under skip.
+func remountEach(dir string, skip []string) error {
+	mps, err := mountPointsUnder(dir)
+	if err != nil {
+		return err
+	}
+	for _, m := range mps {
+		if mounts.UnderAny(m, skip) {
+			continue
+		}
+		if err := remountReadOnly(m); err != nil {
 			return err
 		}
 	}
