@@ -69,7 +69,7 @@ func (l *loop) endFact(err error) facts.End {
 	)
 	e := facts.End{Out: -1, In: -1}
 	if !l.direct {
-		e.Out, e.In = outBytes.Load()+ttyBytes.Load(), inBytes.Load()
+		e.Out, e.In = outMeter.total()+errMeter.total()+ttyBytes.Load(), inMeter.total()
 	}
 	code := exitcode.Code(err)
 	switch {

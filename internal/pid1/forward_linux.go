@@ -3,7 +3,6 @@ package pid1
 import (
 	"errors"
 	"runtime"
-	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,8 +28,9 @@ type forwarded struct {
 // no wakeups (it is parked in the poller, or blocked in the kernel). Peer
 // output into a pipe takes the poller-driven pump (pollpump_linux.go).
 func forward(s stream, dst, src int, done chan<- forwarded) {
+	moved := meterOf(s)
 	if s != streamIn && isPipe(dst) {
-		if eof, err, ok := pumpPolled(dst, src); ok {
+		if eof, err, ok := pumpPolled(dst, src, moved); ok {
 			done <- forwarded{s: s, eof: eof, err: err}
 			return
 		}
@@ -40,16 +40,23 @@ func forward(s stream, dst, src int, done chan<- forwarded) {
 	}
 	var eof bool
 	var err error
-	moved := &outBytes
-	if s == streamIn {
-		moved = &inBytes
-	}
 	if positioned(dst) {
 		eof, err = copyLoop(dst, src, moved)
 	} else {
 		eof, err = pump(dst, src, moved)
 	}
 	done <- forwarded{s: s, eof: eof, err: err}
+}
+
+// meterOf is the meter that counts stream s.
+func meterOf(s stream) *meter {
+	switch s {
+	case streamIn:
+		return &inMeter
+	case streamErr:
+		return &errMeter
+	}
+	return &outMeter
 }
 
 func isPipe(fd int) bool {
@@ -91,20 +98,20 @@ func batchThread() {
 // chunk is the most one splice or read moves (the enlarged pipe size).
 const chunk = 1 << 20
 
-// outBytes counts what the output forwarders moved, inBytes what the
-// stdin forwarder moved. A change of outBytes after host stdin's EOF is
-// the peer still writing: the stdin-EOF rule tells a peer still writing
-// from one that sits idle by it. Both are the counts the init reports to
-// its host at the end (facts_linux.go).
-var outBytes, inBytes atomic.Int64
-
 // pump moves bytes with splice when one side is a pipe (zero copy), and
 // falls back to read/write where splice does not apply (EINVAL: e.g. an
 // O_APPEND file) or a descriptor is non-blocking (EAGAIN). A failed splice
 // moves nothing, so falling back mid-stream loses and repeats no byte.
-func pump(dst, src int, moved *atomic.Int64) (eof bool, err error) {
+// It waits for data before a splice, so that only the move itself is
+// under way on the meter.
+func pump(dst, src int, moved *meter) (eof bool, err error) {
 	for {
+		if err := waitFD(src, unix.POLLIN); err != nil {
+			return false, err
+		}
+		moved.start()
 		n, err := unix.Splice(src, nil, dst, nil, chunk, unix.SPLICE_F_MOVE)
+		moved.end(int64(max(n, 0)))
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -115,11 +122,12 @@ func pump(dst, src int, moved *atomic.Int64) (eof bool, err error) {
 		case n == 0:
 			return true, nil
 		}
-		moved.Add(int64(n))
 	}
 }
 
-func copyLoop(dst, src int, moved *atomic.Int64) (bool, error) {
+// copyLoop reads, then writes what it read: the bytes are the host's from
+// the write on, so only the write is under way on the meter.
+func copyLoop(dst, src int, moved *meter) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := readSome(src, buf)
@@ -129,10 +137,12 @@ func copyLoop(dst, src int, moved *atomic.Int64) (bool, error) {
 		if n == 0 {
 			return true, nil
 		}
+		moved.start()
 		if err := writeAll(dst, buf[:n]); err != nil {
+			moved.end(0)
 			return false, err
 		}
-		moved.Add(int64(n))
+		moved.end(int64(n))
 	}
 }
 

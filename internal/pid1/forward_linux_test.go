@@ -43,7 +43,7 @@ func TestPumpIsByteExact(t *testing.T) {
 				unix.Close(src[1])
 			}()
 			dst, read := tc.dst(t)
-			eof, err := pump(dst, src[0], &outBytes)
+			eof, err := pump(dst, src[0], new(meter))
 			unix.Close(src[0])
 			unix.Close(dst)
 			if !eof || err != nil {
@@ -59,9 +59,9 @@ func TestPumpIsByteExact(t *testing.T) {
 // A reader that went away is an error, not an end of file, for both pumps.
 func TestPumpsReportBrokenDestination(t *testing.T) {
 	pumps := map[string]func(dst, src int) (bool, error){
-		"blocking": func(dst, src int) (bool, error) { return pump(dst, src, &outBytes) },
+		"blocking": func(dst, src int) (bool, error) { return pump(dst, src, new(meter)) },
 		"polled": func(dst, src int) (bool, error) {
-			eof, err, ok := pumpPolled(dst, src)
+			eof, err, ok := pumpPolled(dst, src, new(meter))
 			if !ok {
 				t.Fatal("the poller refused a pipe")
 			}
@@ -145,7 +145,7 @@ func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
 	}()
 	dst, read := pipeSink(t)
 	unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
-	eof, err, ok := pumpPolled(dst, src[0])
+	eof, err, ok := pumpPolled(dst, src[0], new(meter))
 	unix.Close(dst)
 	if !ok || !eof || err != nil {
 		t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
@@ -180,7 +180,7 @@ func TestPolledPumpBatchesThreadsOnlyForAStream(t *testing.T) {
 			unix.Close(src[1])
 		}()
 		dst, read := pipeSink(t)
-		eof, err, ok := pumpPolled(dst, src[0])
+		eof, err, ok := pumpPolled(dst, src[0], new(meter))
 		unix.Close(dst)
 		unix.Close(src[0])
 		if got := len(read()); !ok || !eof || err != nil || got != n {

@@ -37,7 +37,7 @@ const batchAfter = 1 << 20
 // without touching the host's file flags). ok is false when the poller
 // cannot take src; nothing was moved then, and pump is the fallback (it
 // handles a source left non-blocking).
-func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
+func pumpPolled(dst, src int, meter *meter) (eof bool, err error, ok bool) {
 	// The poller gets a duplicate: the loop keeps the peer's descriptor
 	// until the init exits, and an os.File closes what it holds.
 	dup, derr := unix.FcntlInt(uintptr(src), unix.F_DUPFD_CLOEXEC, 3)
@@ -62,12 +62,11 @@ func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 		// it (the poller is edge-triggered and remembers the edge).
 		rerr := rc.Read(func(fd uintptr) bool {
 			var n int64
-			n, done, eof, err = spliceSome(dst, int(fd))
+			n, done, eof, err = spliceSome(dst, int(fd), meter)
 			if moved < batchAfter && moved+n >= batchAfter {
 				batchProcess()
 			}
 			moved += n
-			outBytes.Add(n)
 			return done || eof || err != nil
 		})
 		switch {
@@ -84,10 +83,13 @@ func pumpPolled(dst, src int) (eof bool, err error, ok bool) {
 // spliceSome runs up to spliceBatch non-blocking splices from src to dst
 // and says how many bytes they moved. done reports a full batch (more may
 // be waiting); otherwise src ran dry (the caller parks until it is
-// readable) or the stream ended.
-func spliceSome(dst, src int) (moved int64, done, eof bool, err error) {
+// readable) or the stream ended. Each splice is counted on m as it
+// returns, not after the batch: the host may act on its bytes at once.
+func spliceSome(dst, src int, m *meter) (moved int64, done, eof bool, err error) {
 	for i := 0; i < spliceBatch; i++ {
+		m.start()
 		n, errno := rawSplice(src, dst)
+		m.end(int64(max(n, 0)))
 		switch {
 		case errno == unix.EINTR:
 			continue

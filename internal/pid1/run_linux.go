@@ -134,8 +134,7 @@ type loop struct {
 	facts    int  // the host's facts socket (facts_linux.go), -1: none
 	eofEnded bool // the stdin-EOF rule ended an idle peer
 
-	movedAtEOF int64 // outBytes when host stdin reached EOF
-	wroteAtEOF int64 // sessionWrites then (direct stdio)
+	wroteAtEOF int64 // sessionWrites when host stdin reached EOF (direct stdio)
 	wroteOK    bool
 }
 
@@ -374,7 +373,8 @@ func (l *loop) forwarded(f forwarded) error {
 		}
 		if f.eof && l.ended.IsZero() && !l.cfg.WaitAfterEOF {
 			l.eofC = time.After(CompletionWindow)
-			l.movedAtEOF = outBytes.Load()
+			outMeter.markEOF()
+			errMeter.markEOF()
 			if l.direct {
 				l.wroteAtEOF, l.wroteOK = sessionWrites(l.cfg.StderrDirect)
 			}
@@ -471,7 +471,7 @@ func (l *loop) inputDone() error {
 			return refuse(StageSupervision, ErrEOFCut)
 		}
 	}
-	if outBytes.Load() != l.movedAtEOF || pending(l.peer.stdout) || pending(l.peer.stderr) {
+	if outMeter.movedSinceEOF() || errMeter.movedSinceEOF() || pending(l.peer.stdout) || pending(l.peer.stderr) {
 		return refuse(StageSupervision, ErrEOFCut)
 	}
 	l.eofEnded = true

@@ -117,7 +117,7 @@ func forwardTTY(dst, master int, done chan<- forwarded) {
 }
 
 // ttyBytes counts the terminal's output moved to the host: reported with
-// outBytes, but kept out of the stdin-EOF rule, which never read a
+// the output meters' counts, but kept out of the stdin-EOF rule, which never read a
 // terminal's output (echo included) as the peer still writing.
 var ttyBytes atomic.Int64
 

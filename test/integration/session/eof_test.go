@@ -3,8 +3,13 @@
 package session
 
 import (
+	"fmt"
 	"io"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,6 +77,56 @@ func TestEOFRuleSaysWhatItCut(t *testing.T) {
 	}
 }
 
+// TestEOFRightAfterTheAnswer: on the relay path, a client that reads the
+// peer's answer and hangs up at once has left an idle peer, which the EOF
+// rule ends with 0 eof-ended. Before, loki-init counted what its
+// forwarder moved only once the splice that moved it had returned, so the
+// client could read the answer and close stdin before the count, and the
+// rule took the answer for output written after the EOF: 125
+// eof-cut-output in 1 of 10 runs, 1 of 5 with the session pinned to one
+// CPU (the forwarder preempted by the woken relay). Every other run is
+// pinned where taskset exists, each run is its own parallel subtest.
+func TestEOFRightAfterTheAnswer(t *testing.T) {
+	const runs = 40
+	b := get("namespace")
+	taskset, _ := exec.LookPath("taskset")
+	var mu sync.Mutex
+	ends := map[string]int{}
+	t.Run("runs", func(t *testing.T) {
+		for i := 0; i < runs; i++ {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				path := filepath.Join(t.TempDir(), "status.jsonl")
+				cmd := supervise(t, b, []string{"--relay", "--status-file", path}, "sh", "-c", `read l; echo "got $l"; exec sleep 60`)
+				if taskset != "" && i%2 == 1 {
+					cmd.Args = append([]string{taskset, "-c", "0"}, cmd.Args...)
+					cmd.Path = taskset
+				}
+				stdin, out, stderr := startPiped(t, cmd)
+				w := testutil.Wait(cmd)
+				io.WriteString(stdin, "req\n")
+				if got := out.next(t, generous); got != "got req" {
+					w.Kill()
+					t.Fatalf("peer said %q, want %q", got, "got req")
+				}
+				stdin.Close()
+				code, ok := w.Within(generous)
+				if !ok {
+					t.Fatalf("not ended within %v of its stdin's EOF: stderr %q", generous, stderr)
+				}
+				end := endOf(t, streamOf(t, path))
+				mu.Lock()
+				ends[fmt.Sprintf("%d %v", code, end["reason"])]++
+				mu.Unlock()
+				if code != 0 || end["reason"] != "eof-ended" {
+					t.Errorf("exit %d, end %v, stderr %q; want 0 eof-ended", code, end["reason"], stderr)
+				}
+			})
+		}
+	})
+	t.Logf("%d runs: %v", runs, ends)
+}
+
 // TestRelayedStdinIsReadOnly: on the relay path the peer reads the init's
 // stdin pipe itself. It may reopen it for reading (`head /dev/stdin`), as
 // it could the forwarder's pipe, whatever user it runs as, but never for
@@ -94,11 +149,6 @@ func TestRelayedStdinIsReadOnly(t *testing.T) {
 						t.Fatalf("peer said %q, want %q; stderr %q", got, want, stderr)
 					}
 				}
-				// Not at once: an EOF that follows the last output by
-				// microseconds is sometimes judged eof-cut-output (the
-				// forwarder counts what it moved only after the host may
-				// have read it; 1 of 18 on main before this test too).
-				time.Sleep(300 * time.Millisecond)
 				closed := time.Now()
 				stdin.Close()
 				if code := testutil.WaitExit(t, cmd, generous); code != 0 {
