@@ -3,9 +3,9 @@
 // (loki-init Command ...). It makes every mount private, applies the
 // filesystem policy, mounts a fresh /proc, masks the control root and
 // binds the session's control dir back read-only, brings up loopback,
-// hands over the egress listener, empties the capability sets, switches
-// to --user, sets no_new_privs, installs the session's syscall policy
-// (package seccomp; with a listener sent to the supervisor when
+// hands over the egress listener, switches to --user, empties the
+// capability sets, sets no_new_privs and installs the session's syscall
+// policy (package seccomp; with a listener sent to the supervisor when
 // Policy.NotifyFD is set, keeping no copy), and then hands over to loki-init in the same
 // process, which stays PID 1: there is no exec between the two. The Landlock scope is the one
 // confinement it leaves to loki-init (Run's scope result): a Landlock
@@ -14,7 +14,8 @@
 //
 // Guarantees: Run never lets loki-init start less confined than Policy
 // says, on any thread: every privilege change applies to all threads of
-// the process at once (privileges_linux.go), so neither the init nor a
+// the process at once (privileges_linux.go; no_new_privs reaches the
+// other threads with the filter's TSYNC), so neither the init nor a
 // peer forked from any of its threads holds a capability, lacks
 // no_new_privs or the seccomp filter, or runs as other ids. Any step that fails is reported on the status pipe
 // (StatusFD) and the stage exits 127; the stage closes the pipe once the

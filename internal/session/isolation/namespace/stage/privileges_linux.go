@@ -29,41 +29,24 @@ func allThreads(trap, a1, a2, a3, a4, a5, a6 uintptr) error {
 	return nil
 }
 
-// dropPrivileges empties the ambient set: with the permitted, effective
-// and inheritable sets cleared after switchUser (clearCapabilities) and
-// no_new_privs, neither loki-init nor anything it starts can hold or
-// regain a capability. The bounding set is left as it is: it only caps
-// what an execve may add to the permitted set, and under no_new_privs
-// the kernel already caps that at the old permitted set (empty), for a
-// set-uid binary, file capabilities and root's exec alike; an inheritable
-// or ambient capability can only come from the permitted set; a new user
-// namespace gets a full bounding set again whatever this one held.
-// Emptying it cost one all-threads call per capability, each a
-// stop-the-world (docs/session.md, Performance).
-func dropPrivileges() error {
-	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); err != nil && err != unix.EINVAL {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
-	}
-	return nil
-}
-
 // clearCapabilities empties the effective, permitted and inheritable
-// sets. Without an exec, root would keep its effective set (the kernel
-// recomputes the sets only at exec, or at a change away from uid 0).
+// sets, and with them the ambient set (the kernel keeps no capability
+// ambient that is not both permitted and inheritable: cap_capset), on
+// every thread. Without an exec, root would keep its effective set (the
+// kernel recomputes the sets only at exec, or at a change away from uid
+// 0). With no_new_privs (confineThreads) neither loki-init nor anything
+// it starts can hold or regain a capability. The bounding set is left
+// as it is: it only caps what an execve may add to the permitted set,
+// and under no_new_privs the kernel already caps that at the old
+// permitted set (empty), for a set-uid binary, file capabilities and
+// root's exec alike; a new user namespace gets a full bounding set
+// again whatever this one held. Emptying it cost one all-threads call
+// per capability, each a stop-the-world (docs/session.md, Performance).
 func clearCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := allThreads(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("clear capabilities: %w", err)
-	}
-	return nil
-}
-
-// noNewPrivs sets no_new_privs, which the seccomp filter and Landlock
-// need and which keeps a set-uid program from raising the peer again.
-func noNewPrivs() error {
-	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -132,19 +133,13 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		}
 		unix.Close(policy.EgressFD)
 	}
-	if err := dropPrivileges(); err != nil {
-		return fail("capabilities", err)
-	}
 	if err := switchUser(policy.User); err != nil {
 		return fail("user", err)
 	}
 	if err := clearCapabilities(); err != nil {
 		return fail("capabilities", err)
 	}
-	if err := noNewPrivs(); err != nil {
-		return fail("capabilities", err)
-	}
-	if err := installSeccomp(policy.NotifyFD); err != nil {
+	if err := confineThreads(policy.NotifyFD); err != nil {
 		return fail("seccomp", err)
 	}
 	if pdeath != 0 {
@@ -190,6 +185,21 @@ func readLate(fd int) (Late, error) {
 		return Late{}, fmt.Errorf("host sockets and other sessions' control roots: %v", err)
 	}
 	return late, nil
+}
+
+// confineThreads sets no_new_privs and installs the session's syscall
+// policy on every thread, with one all-threads change: no_new_privs is
+// set on this thread, which then installs the filter with TSYNC, and the
+// kernel gives every other thread the caller's no_new_privs along with
+// its filter (seccomp_sync_threads), all or none. The thread is locked
+// between the two, so that the filter comes from the one that has it.
+func confineThreads(notifyFD int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	return installSeccomp(notifyFD)
 }
 
 // installSeccomp installs the session's syscall policy on every thread;
