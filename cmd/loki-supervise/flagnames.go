@@ -1,6 +1,10 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
 
 // withCachedNames returns flags with each one's names computed once.
 // urfave computes a flag's names anew (a regexp per name) every time it
@@ -11,23 +15,33 @@ import "github.com/urfave/cli/v2"
 func withCachedNames(flags []cli.Flag) []cli.Flag {
 	out := make([]cli.Flag, len(flags))
 	for i, f := range flags {
-		names := f.Names()
 		switch f := f.(type) {
 		case *cli.StringFlag:
-			out[i] = stringFlag{f, names}
+			out[i] = stringFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.BoolFlag:
-			if f.Hidden {
-				out[i] = f // urfave's shell completion skips these by type
-				continue
-			}
-			out[i] = boolFlag{f, names}
+			out[i] = boolFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.DurationFlag:
-			out[i] = durationFlag{f, names}
+			out[i] = durationFlag{f, flagNames(f.Name, f.Aliases)}
 		case *cli.GenericFlag:
-			out[i] = genericFlag{f, names}
+			out[i] = genericFlag{f, flagNames(f.Name, f.Aliases)}
+		case *cli.IntFlag:
+			out[i] = intFlag{f, flagNames(f.Name, f.Aliases)}
 		default:
 			out[i] = f
 		}
+	}
+	return out
+}
+
+// flagNames is cli.FlagNames without its regexp: each name cut at its
+// first comma or space.
+func flagNames(name string, aliases []string) []string {
+	out := make([]string, 0, 1+len(aliases))
+	for _, n := range append([]string{name}, aliases...) {
+		if i := strings.IndexAny(n, ", "); i >= 0 {
+			n = n[:i]
+		}
+		out = append(out, n)
 	}
 	return out
 }
@@ -59,3 +73,10 @@ type genericFlag struct {
 }
 
 func (f genericFlag) Names() []string { return f.names }
+
+type intFlag struct {
+	*cli.IntFlag
+	names []string
+}
+
+func (f intFlag) Names() []string { return f.names }
