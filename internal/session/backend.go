@@ -39,9 +39,10 @@ type Request struct {
 	// let the peer see it: other sessions' leases are in it.
 	ControlRoot string
 	// Scratch is a private directory (0700, inside the session dir) for the
-	// backend's own files, such as an OCI bundle or a cid file. It is
-	// removed with the session, and swept like it when its owner was
-	// killed. Empty for backends that run no init.
+	// backend's own files, such as an OCI bundle or a cid file, made by
+	// the backend that needs one (MakeScratch). It is removed with the
+	// session, and swept like it when its owner was killed. Empty for
+	// backends that run no init.
 	Scratch string
 	// InitArgs are loki-init's flags, without CONTROL_DIR.
 	InitArgs []string

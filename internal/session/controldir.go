@@ -3,7 +3,9 @@
 package session
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,12 +33,12 @@ func DefaultControlRoot() string {
 const sessionPrefix = "session-"
 
 // sessionDirs is a private directory for one session, the control dir
-// inside it, and the backend's scratch dir beside it.
+// inside it, and the backend's scratch dir beside it (made on demand).
 type sessionDirs struct {
 	parent  string // the control root: every session's dir is in it
 	root    string // the per-session directory (removed at the end)
 	control string // root/control: the directory exposed read-only
-	scratch string // root/scratch: the backend's own files
+	scratch string // root/scratch: the backend's own files, if it has any
 	gone    *controlGone
 }
 
@@ -80,10 +82,20 @@ func (d sessionDirs) populate() error {
 	if err := writeOwner(d.root); err != nil {
 		return fmt.Errorf("%w: owner record: %w", ErrControlDir, err)
 	}
-	for _, dir := range []string{d.control, d.scratch} {
-		if err := os.Mkdir(dir, 0o700); err != nil {
-			return fmt.Errorf("%w: %w", ErrControlDir, err)
-		}
+	if err := os.Mkdir(d.control, 0o700); err != nil {
+		return fmt.Errorf("%w: %w", ErrControlDir, err)
+	}
+	return nil
+}
+
+// MakeScratch makes a session's scratch dir (Request.Scratch), private,
+// unless it is there already. Only the backends that keep files of their
+// own make it: on a disk filesystem every dir costs a block at the start
+// and a block free at the end (~0.1 ms with discard, on the session's
+// exit path).
+func MakeScratch(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
 	return nil
 }
@@ -107,18 +119,15 @@ func (d sessionDirs) releaseControl(first func() error) {
 }
 
 // remove removes the session dir: the control dir (unless released
-// already), the scratch dir and the owner record side by side, the dir
-// itself last. Called after the backend released what it recorded in
-// scratch (the cgroups a stale sweep would remove).
+// already), the scratch dir if a backend made one, the owner record, and
+// the dir itself last, with what a backend recorded beside the owner
+// (the cgroups a stale sweep would remove). Called after the backend
+// released what it recorded. In series: the block frees of one disk
+// serialize anyway.
 func (d sessionDirs) remove() {
 	d.releaseControl(nil)
-	scratch := make(chan struct{})
-	go func() {
-		defer close(scratch)
-		os.RemoveAll(d.scratch)
-	}()
+	os.RemoveAll(d.scratch)
 	os.Remove(filepath.Join(d.root, ownerFile))
-	<-scratch
 	<-d.gone.done
 	os.RemoveAll(d.root) // the dir, and whatever else was made in it
 }

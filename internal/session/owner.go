@@ -82,7 +82,8 @@ func readOwner(dir string) (owner, error) {
 
 // StaleCleaner releases what a backend left outside a stale session dir
 // (e.g. an OCI runtime's container state) before the dir is removed. It is
-// given the dir's scratch path and must treat its contents as untrusted.
+// given the dir's scratch path (which may not exist) and must treat the
+// contents of the session dir as untrusted.
 type StaleCleaner func(scratch string)
 
 var (

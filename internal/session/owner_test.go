@@ -118,10 +118,22 @@ func TestSessionDirsCarryOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.remove()
-	for _, p := range []string{d.root, d.control, d.scratch} {
+	for _, p := range []string{d.root, d.control} {
 		if st, err := os.Stat(p); err != nil || st.Mode().Perm() != 0o700 {
 			t.Fatalf("%s: %v %v, want a 0700 dir", p, st.Mode(), err)
 		}
+	}
+	// Scratch only once a backend asks for it.
+	if _, err := os.Stat(d.scratch); !os.IsNotExist(err) {
+		t.Fatalf("scratch made before it was asked for: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := MakeScratch(d.scratch); err != nil {
+			t.Fatalf("MakeScratch, call %d: %v", i+1, err)
+		}
+	}
+	if st, err := os.Stat(d.scratch); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("scratch: %v %v, want a 0700 dir", st.Mode(), err)
 	}
 	if runtime.GOOS == "linux" {
 		o, err := readOwner(d.root)
@@ -148,6 +160,9 @@ func TestSessionDirsRemoved(t *testing.T) {
 	for _, early := range []bool{true, false} {
 		d, err := makeSessionDirs(t.TempDir())
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := MakeScratch(d.scratch); err != nil {
 			t.Fatal(err)
 		}
 		for _, f := range []string{filepath.Join(d.control, "lease"), filepath.Join(d.control, ".lease-1"), filepath.Join(d.scratch, "cgroups")} {

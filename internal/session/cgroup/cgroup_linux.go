@@ -21,7 +21,8 @@ import (
 	"github.com/loki-sh/loki/internal/session/confine"
 )
 
-// recordFile, in a session's scratch dir, lists its cgroup dirs.
+// recordFile, in a session's dir beside its owner record (in its scratch
+// dir before), lists its cgroup dirs.
 const recordFile = "cgroups"
 
 // removeWait bounds how long Remove waits for killed members to leave.
@@ -439,9 +440,11 @@ func (c *Cgroup) OpenPeerTasks() (*os.File, error) {
 	return f, nil
 }
 
-// Record writes the cgroup's dirs into scratch, for CleanStale.
+// Record writes the cgroup's dirs into the session dir of scratch, for
+// CleanStale: there, a session that keeps no files of its own needs no
+// scratch dir at all.
 func (c *Cgroup) Record(scratch string) error {
-	return os.WriteFile(filepath.Join(scratch, recordFile), []byte(strings.Join(c.Dirs(), "\n")+"\n"), 0o600)
+	return os.WriteFile(filepath.Join(filepath.Dir(scratch), recordFile), []byte(strings.Join(c.Dirs(), "\n")+"\n"), 0o600)
 }
 
 // Hit returns the limits the session ran into: an error wrapping
@@ -631,7 +634,11 @@ func inCgroup(pid int, name string) bool {
 // dir (a session.StaleCleaner). The record is untrusted: only a dir of a
 // cgroup filesystem named after that session is touched.
 func CleanStale(scratch string) {
-	f, err := os.OpenFile(filepath.Join(scratch, recordFile), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(scratch), recordFile), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		// Written by a supervisor from before the record moved.
+		f, err = os.OpenFile(filepath.Join(scratch, recordFile), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
 	if err != nil {
 		return
 	}

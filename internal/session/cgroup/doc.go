@@ -13,7 +13,7 @@
 // runs outside it and is never migrated. Remove kills what is
 // left in the cgroup (identity-checked: only processes still in it) and
 // removes it; CleanStale does the same for the cgroups a killed
-// supervisor recorded in its session's scratch dir. Hit reads what the
+// supervisor recorded in its session's dir. Hit reads what the
 // kernel did at a limit: OOM kills (memory.events or v1 memory.oom_control
 // oom_kill, kernel 4.13 or later) and refused forks (pids.events max).
 // A container runtime's session uses it too: nested on v2 (UnifiedPath),

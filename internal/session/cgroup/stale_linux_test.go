@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,47 @@ func TestSweepEmpty(t *testing.T) {
 	for _, d := range append(fresh.Dirs(), busy.Dirs()...) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s removed: %v", d, err)
+		}
+	}
+}
+
+// TestRecordBesideOwner: Record writes into the session dir, so a
+// session without files of its own needs no scratch dir, and CleanStale
+// reads it there, or in scratch where an older supervisor wrote it.
+func TestRecordBesideOwner(t *testing.T) {
+	testutil.RequireRoot(t)
+	host, err := Detect()
+	if err != nil || host.Version() == "none" {
+		t.Skipf("no cgroups: %v", err)
+	}
+	for _, old := range []bool{false, true} {
+		session := filepath.Join(t.TempDir(), "session-record"+strconv.FormatBool(old))
+		scratch := filepath.Join(session, "scratch")
+		if err := os.Mkdir(session, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		c, err := host.Create(Name(scratch), confine.Resources{PidsMax: 64})
+		if err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
+		}
+		defer c.Remove()
+		if err := c.Record(scratch); err != nil {
+			t.Fatalf("Record without a scratch dir: %v", err)
+		}
+		if _, err := os.Stat(scratch); !os.IsNotExist(err) {
+			t.Fatalf("Record made the scratch dir: %v", err)
+		}
+		if old {
+			os.Mkdir(scratch, 0o700)
+			if err := os.Rename(filepath.Join(session, recordFile), filepath.Join(scratch, recordFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		CleanStale(scratch)
+		for _, d := range c.Dirs() {
+			if _, err := os.Stat(d); !os.IsNotExist(err) {
+				t.Errorf("old layout %v: the recorded cgroup %s was not removed: %v", old, d, err)
+			}
 		}
 	}
 }

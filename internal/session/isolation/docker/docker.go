@@ -321,6 +321,11 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	if o.HostSockets, err = sockdiag.Paths(); err != nil {
 		return nil, confine.NoSocketList(Name, err)
 	}
+	if req.Scratch != "" && (o.CIDFile == "" || o.SeccompProfile == "") {
+		if err := session.MakeScratch(req.Scratch); err != nil {
+			return nil, err
+		}
+	}
 	if req.Scratch != "" && o.CIDFile == "" {
 		o.CIDFile = filepath.Join(req.Scratch, "docker.cid")
 	}

@@ -123,6 +123,11 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	}
 	// Inside the session's private dir when there is one: removed with it,
 	// and swept with it if the supervisor is killed.
+	if req.Scratch != "" {
+		if err := session.MakeScratch(req.Scratch); err != nil {
+			return fail(err)
+		}
+	}
 	if p.bundle, err = os.MkdirTemp(req.Scratch, "bundle-"); err != nil {
 		return fail(err)
 	}
