@@ -128,12 +128,7 @@ w src cwd`
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
-			r := results(out)
-			for k, v := range map[string]string{"hook": "refused", "gitconfig": "refused", "cwd": "written"} {
-				if r[k] != v {
-					t.Errorf("%s=%q, want %q (%v)", k, r[k], v, r)
-				}
-			}
+			wantResults(t, out, map[string]string{"hook": "refused", "gitconfig": "refused", "cwd": "written"})
 			if _, err := os.Stat(filepath.Join(proj, ".git", "hooks", "pre-commit")); err == nil {
 				t.Error("the agent planted a git hook on the host")
 			}

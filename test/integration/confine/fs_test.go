@@ -181,12 +181,7 @@ func TestSubmountFlags(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
-			r := results(out)
-			for k, v := range map[string]string{"cwd_rw": "written", "cwd_ro": "refused", "other_rw": "refused"} {
-				if r[k] != v {
-					t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
-				}
-			}
+			wantResults(t, out, map[string]string{"cwd_rw": "written", "cwd_ro": "refused", "other_rw": "refused"})
 		})
 	}
 }

@@ -107,3 +107,14 @@ func results(out string) map[string]string {
 	}
 	return m
 }
+
+// wantResults checks the NAME=VALUE lines of out against want.
+func wantResults(t *testing.T, out string, want map[string]string) {
+	t.Helper()
+	r := results(out)
+	for k, v := range want {
+		if r[k] != v {
+			t.Errorf("%s=%q, want %q (output %q)", k, r[k], v, out)
+		}
+	}
+}
