@@ -3,6 +3,7 @@ package pid1
 import (
 	"os"
 	"strconv"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -28,11 +29,89 @@ import (
 //     does past the completion window is 125, as for pipes.
 
 // watchDirect reports host stdin EOF (once) and a vanished output reader
-// on done. It waits in one blocking poll, on a goroutine of its own (the
-// init has a second P for it); the descriptors are shared with the peer,
-// so they stay blocking and out of the runtime's poller. With no outs it
-// only watches stdin, and returns once it reported it.
+// on done. With no outs it only watches stdin, and stops once it reported
+// it. The descriptors are shared with the peer (or the host), so they stay
+// blocking and out of the runtime's poller, whose edge-triggered EPOLLIN
+// would wake the init for every write into stdin. Instead an epoll set of
+// the init's own asks for the hang-ups only (EPOLLRDHUP, and EPOLLERR and
+// EPOLLHUP, which are always reported), and that set waits in the
+// runtime's poller: it becomes readable only when one of them happened,
+// and an idle watch keeps no thread. A descriptor epoll refuses (a
+// regular file, /dev/null) falls back to one blocking poll on a goroutine
+// of its own.
 func watchDirect(stdin int, outs []int, done chan<- forwarded) {
+	if rc, f, ok := hangupSet(stdin, outs); ok {
+		go func() {
+			defer f.Close()
+			waitHangups(rc, stdin, outs, done)
+		}()
+		return
+	}
+	go pollDirect(stdin, outs, done)
+}
+
+// hangupSet is the epoll set of watchDirect, on the runtime's poller.
+func hangupSet(stdin int, outs []int) (syscall.RawConn, *os.File, bool) {
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, nil, false
+	}
+	// One-shot: a reported hang-up is reported once and never queued again (a level
+	// re-queued item would wake the runtime's poller after every wait).
+	add := func(fd int, events uint32) bool {
+		ev := unix.EpollEvent{Events: events | unix.EPOLLONESHOT, Fd: int32(fd)}
+		return unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &ev) == nil
+	}
+	ok := add(stdin, unix.EPOLLRDHUP)
+	for _, fd := range outs {
+		ok = ok && add(fd, 0)
+	}
+	if !ok || unix.SetNonblock(ep, true) != nil {
+		unix.Close(ep)
+		return nil, nil, false
+	}
+	f := os.NewFile(uintptr(ep), "hangups")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, nil, false
+	}
+	return rc, f, true
+}
+
+// waitHangups parks until the set reports a hang-up, and reports it as
+// watchDirect does. A wake with nothing to report (a key-less wakeup of a
+// descriptor's queue) parks again.
+func waitHangups(rc syscall.RawConn, stdin int, outs []int, done chan<- forwarded) {
+	evs := make([]unix.EpollEvent, 1+len(outs))
+	for {
+		var n int
+		var werr error
+		err := rc.Read(func(ep uintptr) bool {
+			n, werr = unix.EpollWait(int(ep), evs, 0)
+			return (werr != nil && werr != unix.EINTR) || n > 0
+		})
+		if err != nil || werr != nil {
+			return
+		}
+		for _, ev := range evs[:n] {
+			if int(ev.Fd) == stdin {
+				done <- forwarded{s: streamIn, eof: true}
+				if len(outs) == 0 {
+					return
+				}
+				continue
+			}
+			if ev.Events&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				done <- forwarded{s: streamOut, err: unix.EPIPE}
+				return
+			}
+		}
+	}
+}
+
+// pollDirect is watchDirect in one blocking poll.
+func pollDirect(stdin int, outs []int, done chan<- forwarded) {
 	fds := []unix.PollFd{{Fd: int32(stdin), Events: unix.POLLRDHUP}}
 	for _, fd := range outs {
 		fds = append(fds, unix.PollFd{Fd: int32(fd)}) // POLLERR and POLLHUP are always reported

@@ -306,11 +306,11 @@ func (l *loop) launch(r preludeResult) error {
 	l.fwd = make(chan forwarded, 3)
 	if l.cfg.StdinFD > 0 {
 		l.direct = true
-		go watchDirect(l.cfg.StdinFD, outputs(l.cfg.StderrDirect), l.fwd)
+		watchDirect(l.cfg.StdinFD, outputs(l.cfg.StderrDirect), l.fwd)
 	} else if p.stdin < 0 && p.tty < 0 {
 		// The peer reads the init's fd 0 itself (inheritStdin): its
 		// writer's hang-up is host stdin's EOF.
-		go watchDirect(0, nil, l.fwd)
+		watchDirect(0, nil, l.fwd)
 	} else {
 		go func() {
 			forward(streamIn, p.stdin, 0, l.fwd)
