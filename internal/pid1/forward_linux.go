@@ -26,10 +26,10 @@ type forwarded struct {
 // forward copies src to dst until src ends or either side fails, then
 // reports once on done. It runs on its own goroutine; an idle stream costs
 // no wakeups (it is parked in the poller, or blocked in the kernel). Peer
-// output into a pipe takes the poller-driven pump (pollpump_linux.go).
+// output takes the poller-driven pump (pollpump_linux.go).
 func forward(s stream, dst, src int, done chan<- forwarded) {
 	moved := meterOf(s)
-	if s != streamIn && isPipe(dst) {
+	if s != streamIn {
 		if eof, err, ok := pumpPolled(dst, src, moved); ok {
 			done <- forwarded{s: s, eof: eof, err: err}
 			return

@@ -264,3 +264,88 @@ func TestForwardSharedFileDescription(t *testing.T) {
 		t.Fatalf("file holds %q, want %q", got, want.Bytes())
 	}
 }
+
+// Into a destination that is not a pipe the polled pump is byte-exact
+// too: a file (appended or not, read/write), a socket (splice; left
+// non-blocking, or blocking behind a small buffer, so the pump waits for
+// it), /dev/null. It parks on the peer's pipe between writes instead of
+// blocking a thread in read or splice.
+func TestPumpPolledIsByteExactIntoNonPipes(t *testing.T) {
+	data := make([]byte, 2<<20+4321)
+	rand.Read(data)
+	socketSink := func(nonblock bool) func(t *testing.T) (int, func() []byte) {
+		return func(t *testing.T) (int, func() []byte) {
+			sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.SetsockoptInt(sp[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
+			unix.SetNonblock(sp[0], nonblock)
+			got := make(chan []byte, 1)
+			go func() {
+				var buf bytes.Buffer
+				b := make([]byte, 1000)
+				for {
+					n, err := unix.Read(sp[1], b)
+					if n <= 0 || err != nil {
+						break
+					}
+					buf.Write(b[:n])
+				}
+				unix.Close(sp[1])
+				got <- buf.Bytes()
+			}()
+			return sp[0], func() []byte { return <-got }
+		}
+	}
+	cases := []struct {
+		name string
+		dst  func(t *testing.T) (fd int, read func() []byte)
+	}{
+		{"file", fileSink(os.O_WRONLY | os.O_CREATE)},
+		{"append-only file", fileSink(os.O_WRONLY | os.O_CREATE | os.O_APPEND)},
+		{"socket", socketSink(false)},
+		{"non-blocking socket", socketSink(true)},
+		{"/dev/null", func(t *testing.T) (int, func() []byte) {
+			fd, err := unix.Open(os.DevNull, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fd, nil
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var src [2]int
+			if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				for off := 0; off < len(data); off += 4096 {
+					writeAll(src[1], data[off:min(off+4096, len(data))])
+					if off%(256<<10) == 0 {
+						time.Sleep(time.Millisecond) // let the pump park on an empty pipe
+					}
+				}
+				unix.Close(src[1])
+			}()
+			dst, read := tc.dst(t)
+			m := new(meter)
+			eof, err, ok := pumpPolled(dst, src[0], m)
+			unix.Close(src[0])
+			unix.Close(dst)
+			if !ok || !eof || err != nil {
+				t.Fatalf("ok=%v eof=%v err=%v", ok, eof, err)
+			}
+			if m.total() != int64(len(data)) {
+				t.Fatalf("metered %d bytes, want %d", m.total(), len(data))
+			}
+			if read == nil {
+				return
+			}
+			if got := read(); !bytes.Equal(got, data) {
+				t.Fatalf("got %d bytes, want %d identical", len(got), len(data))
+			}
+		})
+	}
+}

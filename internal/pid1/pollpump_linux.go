@@ -30,13 +30,14 @@ const spliceBatch = 16
 // that prints a line and exits would otherwise wait for.
 const batchAfter = 1 << 20
 
-// pumpPolled forwards the peer's output pipe src into the pipe dst. It
-// needs src to be the init's own end (its file description is made
-// non-blocking, which no other process holds) and dst to be a pipe
-// (SPLICE_F_NONBLOCK then makes the splice non-blocking on dst too,
-// without touching the host's file flags). ok is false when the poller
-// cannot take src; nothing was moved then, and pump is the fallback (it
-// handles a source left non-blocking).
+// pumpPolled forwards the peer's output pipe src into dst. It needs src to
+// be the init's own end (its file description is made non-blocking, which
+// no other process holds). Into a pipe it moves data with non-blocking
+// splices (SPLICE_F_NONBLOCK makes the splice non-blocking on dst too,
+// without touching the host's file flags); into anything else with
+// moves the scheduler is told about, since dst may block them (moverFor).
+// ok is false when the poller cannot take src; nothing was moved then,
+// and pump is the fallback (it handles a source left non-blocking).
 func pumpPolled(dst, src int, meter *meter) (eof bool, err error, ok bool) {
 	// The poller gets a duplicate: the loop keeps the peer's descriptor
 	// until the init exits, and an os.File closes what it holds.
@@ -55,6 +56,7 @@ func pumpPolled(dst, src int, meter *meter) (eof bool, err error, ok bool) {
 		return false, nil, false
 	}
 	var moved int64
+	move := moverFor(dst)
 	for {
 		var done bool
 		// Returning false parks the goroutine until src is readable; a
@@ -62,7 +64,7 @@ func pumpPolled(dst, src int, meter *meter) (eof bool, err error, ok bool) {
 		// it (the poller is edge-triggered and remembers the edge).
 		rerr := rc.Read(func(fd uintptr) bool {
 			var n int64
-			n, done, eof, err = spliceSome(dst, int(fd), meter)
+			n, done, eof, err = moveSome(move, dst, int(fd), meter)
 			if moved < batchAfter && moved+n >= batchAfter {
 				batchProcess()
 			}
@@ -80,15 +82,14 @@ func pumpPolled(dst, src int, meter *meter) (eof bool, err error, ok bool) {
 	}
 }
 
-// spliceSome runs up to spliceBatch non-blocking splices from src to dst
-// and says how many bytes they moved. done reports a full batch (more may
+// moveSome runs up to spliceBatch moves from src to dst and says how many bytes they moved. done reports a full batch (more may
 // be waiting); otherwise src ran dry (the caller parks until it is
 // readable) or the stream ended. Each splice is counted on m as it
 // returns, not after the batch: the host may act on its bytes at once.
-func spliceSome(dst, src int, m *meter) (moved int64, done, eof bool, err error) {
+func moveSome(move mover, dst, src int, m *meter) (moved int64, done, eof bool, err error) {
 	for i := 0; i < spliceBatch; i++ {
 		m.start()
-		n, errno := rawSplice(src, dst)
+		n, errno := move(dst, src)
 		m.end(int64(max(n, 0)))
 		switch {
 		case errno == unix.EINTR:
@@ -123,11 +124,70 @@ func spliceSome(dst, src int, m *meter) (moved int64, done, eof bool, err error)
 	return moved, true, false, nil
 }
 
+// mover is one move of up to chunk bytes from src, non-blocking, to dst:
+// EAGAIN when src is empty (or dst is a full pipe or socket), 0 at src's
+// end.
+type mover func(dst, src int) (int, syscall.Errno)
+
+// moverFor picks how to move into dst. A pipe takes rawSplice. Anything
+// else may block a move (a terminal under flow control, a file on a slow
+// disk), so its moves are system calls the scheduler is told about, and a
+// thread is held only while one blocks, not while the peer is quiet: a
+// regular file (or block device) takes read and write (positioned, in
+// forward_linux.go), others a splice (the kernel makes it non-blocking on a
+// socket too, src being non-blocking) until one is refused, then read and
+// write.
+func moverFor(dst int) mover {
+	if isPipe(dst) {
+		return rawSplice
+	}
+	var buf []byte
+	copyOnce := func(dst, src int) (int, syscall.Errno) {
+		if buf == nil {
+			buf = make([]byte, 64<<10)
+		}
+		n, err := unix.Read(src, buf)
+		if err != nil || n <= 0 {
+			return n, errnoOf(err)
+		}
+		if err := writeAll(dst, buf[:n]); err != nil {
+			return -1, errnoOf(err)
+		}
+		return n, 0
+	}
+	if positioned(dst) {
+		return copyOnce
+	}
+	spliced := true
+	return func(dst, src int) (int, syscall.Errno) {
+		if spliced {
+			n, err := unix.Splice(src, nil, dst, nil, chunk, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+			if err != unix.EINVAL && err != unix.ENOSYS {
+				return int(n), errnoOf(err)
+			}
+			spliced = false // refused: nothing was moved
+		}
+		return copyOnce(dst, src)
+	}
+}
+
+// errnoOf is err as an errno; an error that is none (a short write) is
+// EIO.
+func errnoOf(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EIO
+}
+
 // rawSplice is one non-blocking splice of up to chunk bytes. It is a raw
 // system call: with both ends non-blocking it returns at once (at most it
 // waits for a pipe's mutex while the other side copies), so entering the
 // scheduler's syscall state would only wake sysmon.
-func rawSplice(src, dst int) (int, syscall.Errno) {
+func rawSplice(dst, src int) (int, syscall.Errno) {
 	n, _, errno := syscall.RawSyscall6(unix.SYS_SPLICE, uintptr(src), 0, uintptr(dst), 0,
 		chunk, unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
 	return int(n), errno
