@@ -95,7 +95,12 @@ func sessionEnv(t *testing.T, b backend, env []string, flags []string, peer ...s
 // rootfs is the shared busybox root filesystem (testutil.BusyboxRootfs).
 func rootfs(t *testing.T) string { return testutil.BusyboxRootfs(t) }
 
-func TestMain(m *testing.M) { testutil.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(noMountSetattrEnv) != "" {
+		execWithoutMountSetattr()
+	}
+	testutil.Main(m)
+}
 
 // results parses the peer's "key=value" lines.
 func results(out string) map[string]string {
