@@ -90,21 +90,27 @@ func pipeSink(t *testing.T) (int, func() []byte) {
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
+	return p[1], drain(p[0], 1<<16)
+}
+
+// drain reads fd to its end, size bytes a read, on a goroutine, closes it
+// and returns what it read when asked.
+func drain(fd, size int) func() []byte {
 	got := make(chan []byte, 1)
 	go func() {
 		var buf bytes.Buffer
-		b := make([]byte, 1<<16)
+		b := make([]byte, size)
 		for {
-			n, err := unix.Read(p[0], b)
+			n, err := unix.Read(fd, b)
 			if n <= 0 || err != nil {
 				break
 			}
 			buf.Write(b[:n])
 		}
-		unix.Close(p[0])
+		unix.Close(fd)
 		got <- buf.Bytes()
 	}()
-	return p[1], func() []byte { return <-got }
+	return func() []byte { return <-got }
 }
 
 func fileSink(flags int) func(t *testing.T) (int, func() []byte) {
@@ -134,15 +140,7 @@ func TestPumpPolledIsByteExactThroughBothWaits(t *testing.T) {
 	if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		for off := 0; off < len(data); off += 4096 {
-			writeAll(src[1], data[off:min(off+4096, len(data))])
-			if off%(256<<10) == 0 {
-				time.Sleep(time.Millisecond) // let the pump park on an empty pipe
-			}
-		}
-		unix.Close(src[1])
-	}()
+	go writePaced(src[1], data)
 	dst, read := pipeSink(t)
 	unix.FcntlInt(uintptr(dst), unix.F_SETPIPE_SZ, 4096) // full after one page
 	eof, err, ok := pumpPolled(dst, src[0], new(meter))
@@ -265,6 +263,18 @@ func TestForwardSharedFileDescription(t *testing.T) {
 	}
 }
 
+// writePaced writes data into fd 4 KiB at a time, as a peer does, with
+// pauses that let a pump park on an empty pipe, then closes fd.
+func writePaced(fd int, data []byte) {
+	for off := 0; off < len(data); off += 4096 {
+		writeAll(fd, data[off:min(off+4096, len(data))])
+		if off%(256<<10) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	unix.Close(fd)
+}
+
 // Into a destination that is not a pipe the polled pump is byte-exact
 // too: a file (appended or not, read/write), a socket (splice; left
 // non-blocking, or blocking behind a small buffer, so the pump waits for
@@ -281,21 +291,7 @@ func TestPumpPolledIsByteExactIntoNonPipes(t *testing.T) {
 			}
 			unix.SetsockoptInt(sp[0], unix.SOL_SOCKET, unix.SO_SNDBUF, 4096)
 			unix.SetNonblock(sp[0], nonblock)
-			got := make(chan []byte, 1)
-			go func() {
-				var buf bytes.Buffer
-				b := make([]byte, 1000)
-				for {
-					n, err := unix.Read(sp[1], b)
-					if n <= 0 || err != nil {
-						break
-					}
-					buf.Write(b[:n])
-				}
-				unix.Close(sp[1])
-				got <- buf.Bytes()
-			}()
-			return sp[0], func() []byte { return <-got }
+			return sp[0], drain(sp[1], 1000)
 		}
 	}
 	cases := []struct {
@@ -320,15 +316,7 @@ func TestPumpPolledIsByteExactIntoNonPipes(t *testing.T) {
 			if err := unix.Pipe2(src[:], unix.O_CLOEXEC); err != nil {
 				t.Fatal(err)
 			}
-			go func() {
-				for off := 0; off < len(data); off += 4096 {
-					writeAll(src[1], data[off:min(off+4096, len(data))])
-					if off%(256<<10) == 0 {
-						time.Sleep(time.Millisecond) // let the pump park on an empty pipe
-					}
-				}
-				unix.Close(src[1])
-			}()
+			go writePaced(src[1], data)
 			dst, read := tc.dst(t)
 			m := new(meter)
 			eof, err, ok := pumpPolled(dst, src[0], m)
