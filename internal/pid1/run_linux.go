@@ -61,8 +61,9 @@ func warmDecoder() {
 	launch.Parse([]byte(`{"argv":["/"],"cwd":"/","env":{"A":"b"}}`))
 }
 
-// procs is the init's GOMAXPROCS: one P for the goroutine blocked in the
-// stdin splice, one for everything else (see launch).
+// procs is the init's GOMAXPROCS: one P for a goroutine blocked in a
+// system call (a stdin forwarder, output into a full pipe), one for
+// everything else (see launch).
 var procs = 2
 
 // tidyAfter is how long after the spawn the init returns the launch's
@@ -342,9 +343,10 @@ func (l *loop) launch(r preludeResult) error {
 	// small.
 	r.body, spec = nil, launch.Spec{}
 	l.tidyC = time.After(tidyAfter)
-	// At least two Ps, at once: the host-stdin watcher (or forwarder)
-	// sits in a blocking poll (or splice), and a goroutine in a system
-	// call keeps its P until sysmon retakes it (20 µs to 10 ms later, by
+	// At least two Ps, at once: a host-stdin forwarder sits in a
+	// blocking poll or splice (the hang-up watch waits in the poller,
+	// direct_linux.go, unless epoll refused stdin), and a goroutine in a
+	// system call keeps its P until sysmon retakes it (20 µs to 10 ms later, by
 	// sysmon's backoff); with one P, the output forwarder and the loop,
 	// woken by the poller, waited for that retake, and an ACP round trip
 	// cost 200-500 µs instead of 30. More than two are trimmed with the
