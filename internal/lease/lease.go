@@ -141,11 +141,21 @@ func (w *Writer) Close() error {
 	return err
 }
 
+// namedTemps makes writeTemp skip writeUnnamed (tests of the fallback).
+var namedTemps bool
+
 // writeTemp writes v to a new 0600 temporary file in dir (0640 of group
-// when group >= 0), fsynced when sync is set.
+// when group >= 0), fsynced when sync is set. A value to fsync is written
+// unnamed first where the system allows it (writeUnnamed): it is on disk
+// before it has a name, and its fsync flushes no directory.
 func writeTemp(dir string, v uint64, sync bool, group int) (string, error) {
 	var value [Size]byte
 	binary.BigEndian.PutUint64(value[:], v)
+	if sync && !namedTemps {
+		if name, ok, err := writeUnnamed(dir, value[:], group); ok {
+			return name, err
+		}
+	}
 	tmp, err := os.CreateTemp(dir, ".lease-*")
 	if err != nil {
 		return "", fmt.Errorf("lease: create temp: %w", err)

@@ -44,6 +44,22 @@ func inode(t *testing.T, p string) uint64 {
 // first renewal after NewWriter (the one an init's handshake waits for) is
 // a bare rename, and no value becomes visible before it was on disk.
 func TestRenewRenamesTheStagedValue(t *testing.T) {
+	bothTemps(t, testRenewRenamesTheStagedValue)
+}
+
+// bothTemps runs test with fsynced values written unnamed first
+// (O_TMPFILE, where the system has it) and as named temp files.
+func bothTemps(t *testing.T, test func(*testing.T)) {
+	for _, named := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unnamed", true: "named"}[named], func(t *testing.T) {
+			namedTemps = named
+			t.Cleanup(func() { namedTemps = false })
+			test(t)
+		})
+	}
+}
+
+func testRenewRenamesTheStagedValue(t *testing.T) {
 	dir := t.TempDir()
 	w := stagedWriter(t, dir)
 	prev, _ := os.ReadFile(w.Path())
@@ -83,6 +99,10 @@ func TestRenewRenamesTheStagedValue(t *testing.T) {
 // A staged file that vanished (a cleaned directory) or cannot be renamed
 // costs nothing but the fast path: the renewal is written in full.
 func TestRenewSurvivesALostStagedFile(t *testing.T) {
+	bothTemps(t, testRenewSurvivesALostStagedFile)
+}
+
+func testRenewSurvivesALostStagedFile(t *testing.T) {
 	dir := t.TempDir()
 	w := stagedWriter(t, dir)
 	before, _ := os.ReadFile(w.Path())
@@ -127,7 +147,9 @@ func TestCloseRemovesTheStagedFile(t *testing.T) {
 
 // TestGroupWriter: every lease file (the first, staged and fully written
 // renewals) is 0640 of the given group; NewWriter's stay 0600.
-func TestGroupWriter(t *testing.T) {
+func TestGroupWriter(t *testing.T) { bothTemps(t, testGroupWriter) }
+
+func testGroupWriter(t *testing.T) {
 	gid := os.Getegid() // a group we may always chown to
 	for _, tc := range []struct {
 		name  string
