@@ -5,16 +5,17 @@
 # machine's load touches every path alike: round trip p50/p99/max and the
 # first echo after spawn, for cat directly, bwrap --unshare-pid
 # --as-pid-1, and loki-supervise session through none, namespace and oci
-# (crun), with ratios to bwrap; beside them, bwrap with a read-only root
-# and private /tmp (what a default loki session gives), crun alone (the
-# floor of the oci path) and namespace --fs host; the first echo is the
+# (crun), with ratios to bwrap giving what a default session gives (every
+# namespace but the network's, read-only host, writable cwd, private
+# /tmp, /dev, /proc: issue 37's "same confinement"); beside them, crun
+# alone (the floor of the oci path) and namespace --fs host; the first echo is the
 # median of every spawn (ACP_STARTS, 10, more per round only time it);
 # the --relay rows keep the stdio relay the
 # client's own pipes otherwise bypass (the path before), and the cat
 # pipelines are the floor of a relay: one and two extra hops through a C
 # process (the relay path has two: the supervisor's and loki-init's
 # output forwarder). Then 1 GiB stdin -> cat -> stdout through
-# bwrap and the loki backends, best of ACP_TR (3), ratios to bwrap.
+# bwrap and the loki backends, best of ACP_TR (3), ratios to plain bwrap.
 # Needs root (namespaces). Compare within one run: the VM's cross-CPU
 # wakeups move every absolute figure.
 set -euo pipefail
@@ -43,7 +44,7 @@ variants=(
 	"cat | cat (1 hop)=exec cat | cat"
 	"cat | cat | cat (2 hops)=exec cat | cat | cat"
 	"bwrap=exec bwrap --unshare-pid --as-pid-1 --dev-bind / / cat"
-	"bwrap ro /, private /tmp=exec bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-pid --unshare-ipc --die-with-parent --as-pid-1 cat"
+	"bwrap, same confinement=exec bwrap --unshare-all --share-net --ro-bind / / --bind $PWD $PWD --tmpfs /tmp --dev /dev --proc /proc --die-with-parent cat"
 	"crun alone (oci floor)=exec unshare -m --propagation private sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun run -b $work/crun loki-bench-\$\$'"
 	"loki none=exec $S --isolation none -- cat"
 	"loki namespace=exec $S --isolation namespace -- cat"
@@ -58,7 +59,7 @@ if [ -n "${ACP_BASELINE:-}" ]; then
 	variants+=("base oci (crun)=exec $ACP_BASELINE/loki-supervise session --init $ACP_BASELINE/loki-init --isolation oci --runtime crun --rootfs $work/rootfs -- cat")
 fi
 echo "ACP round trip: a ${ACP_SIZE:-230}-byte line echoed by cat, $N per run, $R rounds pooled"
-"$work/rttbench" -n "$N" -r "$R" -starts "${ACP_STARTS:-10}" -size "${ACP_SIZE:-230}" -base bwrap "${variants[@]}"
+"$work/rttbench" -n "$N" -r "$R" -starts "${ACP_STARTS:-10}" -size "${ACP_SIZE:-230}" -base "bwrap, same confinement" "${variants[@]}"
 echo
 echo "relay, 1 GiB stdin -> cat -> stdout, best of $TR (ratio to bwrap)"
 tp() { python3 -c 'import sys,time,subprocess

@@ -2,15 +2,16 @@
 # What confinement costs: session start-to-exit of /bin/true and an ACP-style
 # round trip (one JSON line to the peer, its echo back) with the default
 # confinement (--fs confined: read-only host, private /tmp, minimal /dev,
-# own cgroup), with --fs host, and with --network none, next to bwrap with
-# the sandbox the issue compares against (--ro-bind / / --unshare-net
-# --unshare-pid --die-with-parent), all in one run. Ratios are to bwrap.
+# own cgroup), with --fs host, and with --network none, next to bwrap
+# giving what a default session gives (every namespace but the network's,
+# a read-only host, the cwd writable, a private /tmp, /dev, /proc: issue
+# 37's definition), all in one run. Ratios are to that bwrap.
 set -euo pipefail
 BIN=${LOKI_BIN_DIR:-$(cd "$(dirname "$0")/.." && pwd)/bin}
 SUP=$BIN/loki-supervise INIT=$BIN/loki-init
 N=${N:-20} ROUNDS=${ROUNDS:-200}
 command -v bwrap >/dev/null || { echo "confine: bwrap not installed (apt-get install bubblewrap)"; exit 0; }
-BWRAP=(bwrap --ro-bind / / --dev /dev --proc /proc --unshare-net --unshare-pid --die-with-parent)
+BWRAP=(bwrap --unshare-all --share-net --ro-bind / / --bind "$PWD" "$PWD" --tmpfs /tmp --dev /dev --proc /proc --die-with-parent)
 # rt: mean round trip (µs) of ROUNDS JSON lines through "$@" (a peer that
 # echoes its stdin, cat), after 20 warm-up rounds.
 rt() { python3 -c 'import sys,time,subprocess
@@ -35,7 +36,7 @@ import sys, time, subprocess
 n, r, sup, init, bwrap = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
 s = [sup, "session", "--init", init]
 variants = [
-    ("bwrap --ro-bind / / --unshare-net/pid", bwrap + ["/bin/true"]),
+    ("bwrap, a default session's confinement", bwrap + ["/bin/true"]),
     ("loki session (default: --fs confined)", s + ["--", "/bin/true"]),
     ("loki session --userns host", s + ["--userns", "host", "--", "/bin/true"]),
     ("loki session --fs host", s + ["--fs", "host", "--", "/bin/true"]),
@@ -57,7 +58,7 @@ row() { printf '%-44s %9s %s  %6.2fx\n' "$1" "$2" "$3" "$(python3 -c "print($2/$
 echo
 echo "round trip of one JSON line through an echoing peer (cat), mean of $ROUNDS (ratio to bwrap)"
 rb=$(rt "${BWRAP[@]}" cat)
-row "bwrap ... cat" "$rb" µs "$rb"
+row "bwrap (same confinement) cat" "$rb" µs "$rb"
 row "cat (no sandbox)" "$(rt cat)" µs "$rb"
 row "loki session (default) cat" "$(rt "$SUP" session --init "$INIT" -- cat)" µs "$rb"
 row "loki session --fs host cat" "$(rt "$SUP" session --init "$INIT" --fs host -- cat)" µs "$rb"
