@@ -291,7 +291,6 @@ func (l *loop) launch(r preludeResult) error {
 	if err != nil {
 		return refuse(StagePeerSpawn, err)
 	}
-	<-l.sig.guarded
 	<-l.threads
 	p, err := spawnScoped(l.cfg.ScopeAbstractUnix, l.cfg.PeerCgroupFD, func() (peer, error) {
 		return spawn(spec, l.cfg.StdinFD, l.cfg.StderrDirect)
@@ -303,6 +302,7 @@ func (l *loop) launch(r preludeResult) error {
 	l.reaper.SetPeer(p.pid)
 	l.exited = make(chan struct{}, 1)
 	watchExit(p.pidfd, l.exited)
+	l.sig.catchChildren(l.redo)
 	l.stage = StageSupervision
 	l.fwd = make(chan forwarded, 3)
 	if l.cfg.StdinFD > 0 {

@@ -5,6 +5,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,51 +14,77 @@ import (
 type signals struct {
 	chld chan os.Signal
 	stop chan os.Signal
-	// guarded is closed once SIGCHLD and the signals that would kill the
-	// runtime are caught; the peer (the only child, and the only sender of
-	// those) must not start before.
-	guarded <-chan struct{}
 }
 
-// catchSignals must run before anything is spawned. SIGCHLD drives the
-// reaper; SIGTERM/SIGINT/SIGHUP are forwarded.
+// catchSignals must run before anything is spawned. SIGTERM/SIGINT/SIGHUP
+// are forwarded; SIGCHLD, which drives the reaper, is caught after the
+// spawn (catchChildren).
 //
 // The rest are the signals whose kill(2) the Go runtime turns into an exit
 // or a goroutine dump (the runtime's _SigThrow, _SigPanic and _SigKill
 // classes; SIGBUS, SIGFPE and SIGSEGV only when sent, a real fault still
 // panics): the peer has our uid and could crash PID 1 with them, which
-// kills the session and prints runtime internals. Taking them into a
-// channel nobody reads makes them no-ops, while a peer still starts with
-// default dispositions (ignoring them would be inherited across exec).
+// kills the session and prints runtime internals. A peer must still start
+// with default dispositions (an ignored signal is inherited across exec).
 // Signals the runtime already drops when nobody asked for them (SIGUSR1,
-// SIGPIPE, real-time signals...) are left alone: each one caught costs a
-// round trip to the runtime's signal thread.
+// SIGPIPE, real-time signals...) are left alone.
 //
-// Catching a signal the runtime can be asked to notify costs two thread
-// handoffs (the runtime updates a signal mask on a thread of its own; see
-// docs/loki-init.md). Only SIGTERM/SIGINT/SIGHUP are caught on
-// the start-up path, since an uncaught one would end the init with exit
-// code 2, a code the host would take for the peer's. The rest run on a
-// goroutine of their own, in parallel with the lease handshake: SIGCHLD
-// matters only once there is a child.
+// Catching a signal the runtime can be asked to notify (SIGQUIT, SIGABRT,
+// the stop signals, SIGCHLD) costs two thread handoffs: the runtime
+// updates a signal mask on a thread of its own (see docs/loki-init.md).
+// SIGQUIT and SIGABRT are instead given back their default action, which
+// the kernel never takes for a PID namespace's init: it drops them from
+// any sender (only SIGKILL and SIGSTOP from an ancestor namespace get
+// through), and the peer inherits the default. The other runtime-fatal
+// signals cost no handoff and are taken into a channel nobody reads.
+// Only the stop signals must be caught before the handshake: uncaught, one
+// would end the init with exit code 2, a code the host would take for the
+// peer's.
 func catchSignals() signals {
 	s := signals{chld: make(chan os.Signal, 1), stop: make(chan os.Signal, 4)}
-	guarded := make(chan struct{})
-	s.guarded = guarded
-	go func() {
-		signal.Notify(s.chld, unix.SIGCHLD)
-		signal.Notify(make(chan os.Signal, 1), fatalSignals...)
-		close(guarded)
-	}()
 	signal.Notify(s.stop, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	signal.Notify(make(chan os.Signal, 1), fatalSignals...)
+	if defaultAction(unix.SIGQUIT, unix.SIGABRT) != nil {
+		signal.Notify(make(chan os.Signal, 1), unix.SIGQUIT, unix.SIGABRT)
+	}
 	return s
 }
 
+// catchChildren catches SIGCHLD, on a goroutine of its own so that the
+// loop is free while the runtime hands the mask change between threads,
+// and then asks for a sweep: a child that ended before the catch sent a
+// signal nobody heard.
+func (s signals) catchChildren(sweep chan<- struct{}) {
+	go func() {
+		signal.Notify(s.chld, unix.SIGCHLD)
+		select {
+		case sweep <- struct{}{}:
+		default:
+		}
+	}()
+}
+
 // fatalSignals are the signals a peer's kill(2) would crash the runtime
-// with (see catchSignals).
-var fatalSignals = []os.Signal{unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP,
-	unix.SIGABRT, unix.SIGBUS, unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT,
-	unix.SIGSYS}
+// with and that the runtime catches without a handoff (see catchSignals).
+var fatalSignals = []os.Signal{unix.SIGILL, unix.SIGTRAP, unix.SIGBUS,
+	unix.SIGFPE, unix.SIGSEGV, unix.SIGSTKFLT, unix.SIGSYS}
+
+// defaultAction sets the disposition of sigs to SIG_DFL with rt_sigaction
+// itself, behind the runtime's back: the runtime still counts them as its
+// own (it installed its handler at start), so os/signal would not change
+// them again, and a child it forks resets them to SIG_DFL as before.
+func defaultAction(sigs ...unix.Signal) error {
+	// struct sigaction zeroed (larger than any arch's): SIG_DFL, no
+	// flags, no restorer, an empty mask.
+	var act [8]uint64
+	for _, s := range sigs {
+		_, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(s), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+		if e != 0 {
+			return e
+		}
+	}
+	return nil
+}
 
 // signalSession delivers sig once to every member of the peer's session:
 // to the peer's process group in one call and, when /proc is this
