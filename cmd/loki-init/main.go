@@ -60,7 +60,15 @@ Flags:
 
 func main() {
 	args, scope := os.Args[1:], false
+	var armed *pid1.Armed
 	if len(args) > 0 && args[0] == stage.Command {
+		// The first lease before the confinement: the host renews on
+		// that read while the stage works (pid1.Arm).
+		if _, argv, err := stage.ParseArgs(args[1:]); err == nil && len(argv) > 0 {
+			if c, err := parse(argv[1:], io.Discard, io.Discard); err == nil {
+				armed = pid1.Arm(c)
+			}
+		}
 		var err error
 		if args, scope, err = stage.Run(args[1:]); err != nil {
 			os.Exit(exitcode.Code(err))
@@ -68,6 +76,7 @@ func main() {
 	}
 	cfg, err := parse(args, os.Stdout, os.Stderr)
 	cfg.ScopeAbstractUnix = cfg.ScopeAbstractUnix || scope
+	cfg.Armed = armed
 	if err == nil {
 		err = pid1.Run(cfg)
 	}

@@ -60,6 +60,9 @@ type Config struct {
 	// init shares the peer's limit (a runtime placed it: oci, docker)
 	// and starts spare threads (threads.go).
 	PeerCgroupFD int
+	// Armed is the watch and baseline lease Arm took ahead of Run (the
+	// namespace stage's, before it confines), or nil: Run takes them.
+	Armed *Armed
 }
 
 // Stage names the step the init is in; it appears in refusal lines.

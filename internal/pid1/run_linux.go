@@ -139,17 +139,55 @@ type loop struct {
 	wroteOK    bool
 }
 
-func newLoop(cfg Config, sig signals) *loop {
-	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1), facts: -1}
-	l.stage = StageFirstLease
+// Armed is the first lease taken ahead of Run (Arm): the watch on the
+// control dir and the baseline read after it.
+type Armed struct {
+	dir      string
+	duration time.Duration
+	watch    watch
+	w        *lease.Watcher
+}
+
+// Arm does what Run does first with the lease, now: it arms the watch,
+// then reads the value present as a baseline only. The namespace stage
+// calls it before it confines the process, which is already the init
+// (PID 1, the same process, no exec): a host that renews on that read
+// (lease.WatchReads) does so as soon as it renews at all, not a round
+// trip after Run's read. The baseline is older, so the lease's window
+// counts from earlier: never longer.
+func Arm(cfg Config) *Armed {
+	cfg = cfg.withDefaults()
+	a := &Armed{dir: cfg.ControlDir, duration: cfg.LeaseDuration, watch: watchDir(cfg.ControlDir)}
+	a.w = lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, time.Now())
+	return a
+}
+
+// first is the watch and the baseline: cfg.Armed's when it was taken for
+// this control dir and lease duration, else taken now.
+func first(cfg Config) (watch, *lease.Watcher) {
+	if a := cfg.Armed; a != nil {
+		if a.dir == cfg.ControlDir && a.duration == cfg.LeaseDuration {
+			return a.watch, a.w
+		}
+		if a.watch.f != nil {
+			a.watch.f.Close()
+		}
+	}
 	// The watch comes first: a host renews as soon as it sees the baseline
 	// read, and a renewal landing between that read and the watch would
 	// otherwise go unnoticed until the half-window check.
-	l.watch = watchDir(cfg.ControlDir)
-	now := time.Now()
+	w := watchDir(cfg.ControlDir)
 	// The value present now is only a baseline: a stale lease left by a
 	// dead owner must never launch a payload.
-	w := lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, now)
+	return w, lease.NewWatcher(filepath.Join(cfg.ControlDir, lease.FileName), cfg.LeaseDuration, time.Now())
+}
+
+func newLoop(cfg Config, sig signals) *loop {
+	l := &loop{cfg: cfg, sig: sig, reaper: reap.New(), redo: make(chan struct{}, 1), facts: -1}
+	l.stage = StageFirstLease
+	var w *lease.Watcher
+	l.watch, w = first(cfg)
+	now := time.Now()
 	l.g = newGuard(w, cfg.LeaseDuration, cfg.PollInterval, l.watch.ok(), now)
 	l.watch.start(func() { l.g.notified(time.Now()) })
 	l.gone = l.watch.gone
