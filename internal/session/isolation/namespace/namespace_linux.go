@@ -188,7 +188,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		Args: append([]string{"loki-init", stage.Command}, stage.Args(req.ControlDir, b.Init, initArgs)...),
 		// The stage reads its policy from the environment; loki-init gets
 		// none: secrets travel only in the prelude.
-		Env:         []string{stage.PolicyEnv + "=" + string(policy)},
+		Env:         []string{stage.PolicyEnv + "=" + string(policy), stage.RuntimeEnv},
 		Dir:         "/",
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,

@@ -24,6 +24,15 @@ const HostStdinFD = 4
 // environment.
 const PolicyEnv = "LOKI_STAGE_CONFINE"
 
+// RuntimeEnv is the rest of the stage's environment: the Go runtime
+// starts with one P. With more, it starts a thread for every P it wakes
+// while it starts, the stage and loki-init run one goroutine at a time
+// anyway, and every thread more is one more for each all-threads call of
+// the privilege drop to signal. loki-init takes two Ps at the peer's
+// spawn (pid1), as it does on a one-CPU host; the environment is cleared
+// before loki-init runs, and the peer's comes from the prelude.
+const RuntimeEnv = "GOMAXPROCS=1"
+
 // Policy is the confinement as the stage applies it: the cwd added to
 // Write, and Read: paths under /tmp shown read-only in the private one
 // (the agent's executable).
