@@ -1,25 +1,9 @@
 package pid1
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/loki-sh/loki/internal/lease"
 )
-
-// putLease replaces dir's lease by rename, as a host renews.
-func putLease(t *testing.T, dir, v string) {
-	t.Helper()
-	tmp := filepath.Join(dir, "lease.tmp")
-	if err := os.WriteFile(tmp, []byte(v), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, lease.FileName)); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A renewal the host made between Arm (the stage's baseline) and Run is
 // the first renewal: notified, and counted. Without Arm the same value
@@ -27,12 +11,12 @@ func putLease(t *testing.T, dir, v string) {
 func TestArmedBaselineCountsTheRenewalBeforeRun(t *testing.T) {
 	for _, armed := range []bool{true, false} {
 		dir := t.TempDir()
-		putLease(t, dir, "AAAAAAAA")
+		writeLease(t, dir, "AAAAAAAA")
 		cfg := Config{ControlDir: dir, LeaseDuration: 5 * time.Second}.withDefaults()
 		if armed {
 			cfg.Armed = Arm(cfg)
 		}
-		putLease(t, dir, "BBBBBBBB")
+		writeLease(t, dir, "BBBBBBBB")
 		l := newLoop(cfg, signals{})
 		if armed {
 			select {
@@ -53,15 +37,15 @@ func TestArmedBaselineCountsTheRenewalBeforeRun(t *testing.T) {
 // takes its own baseline, so the stale value there counts for nothing.
 func TestArmedForAnotherDirIsIgnored(t *testing.T) {
 	other, dir := t.TempDir(), t.TempDir()
-	putLease(t, other, "AAAAAAAA")
-	putLease(t, dir, "CCCCCCCC")
+	writeLease(t, other, "AAAAAAAA")
+	writeLease(t, dir, "CCCCCCCC")
 	for _, a := range []Config{
 		{ControlDir: other, LeaseDuration: 5 * time.Second},
 		{ControlDir: dir, LeaseDuration: 4 * time.Second},
 	} {
 		cfg := Config{ControlDir: dir, LeaseDuration: 5 * time.Second}.withDefaults()
 		cfg.Armed = Arm(a.withDefaults())
-		putLease(t, other, "BBBBBBBB")
+		writeLease(t, other, "BBBBBBBB")
 		l := newLoop(cfg, signals{})
 		renewed, err := l.g.onEvent(time.Now())
 		l.watch.stop()
