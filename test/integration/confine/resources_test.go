@@ -405,18 +405,27 @@ func TestForkBombNeverKillsInit(t *testing.T) {
 	}
 }
 
+// maxInitThreads bounds PID 1's threads in a default session under CI's
+// load: 7 when quiet, 8-9 seen when the machine was busy as the session
+// started (idle Go threads never exit); the spare threads it must never
+// start again would make it 17 or more.
+const maxInitThreads = 10
+
 // TestInitThreadsOutsideLimit: with the init outside the peer's pids
-// count, it starts no spare threads: PID 1 runs at most 8, at the peer's
-// start and after idling through four lease renewals (issue 37's goal),
-// and the peer's PID stays small (spare threads took PIDs before it).
+// count, it starts no spare threads (12, which made PID 1 run 17-19): at
+// the peer's start and after idling through four lease renewals PID 1
+// runs at most maxInitThreads, and the peer's PID stays small (spare
+// threads took PIDs before it). Issue 37's goal of at most 8 idle threads
+// is bench/init.sh's row, on a quiet machine: the runtime's own idle
+// threads vary with the load while the session starts (docs/loki-init.md).
 func TestInitThreadsOutsideLimit(t *testing.T) {
 	threads := `$(grep '^Threads:' /proc/1/status | cut -f2)`
 	code, out, stderr := session(t, nsRoot, nil, script("pids", `echo pid=$$; echo threads=`+threads+`; sleep 4.5; echo idle=`+threads)...)
 	r := results(out)
 	for _, k := range []string{"threads", "idle"} {
 		n, err := strconv.Atoi(r[k])
-		if code != 0 || err != nil || n > 8 || n < 1 {
-			t.Fatalf("exit %d, stdout %q, stderr %q: want PID 1 with at most 8 threads, at start and idle", code, out, stderr)
+		if code != 0 || err != nil || n > maxInitThreads || n < 1 {
+			t.Fatalf("exit %d, stdout %q, stderr %q: want PID 1 with at most %d threads, at start and idle", code, out, stderr, maxInitThreads)
 		}
 	}
 	if pid, err := strconv.Atoi(r["pid"]); err != nil || pid > 12 {
