@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"path/filepath"
@@ -65,25 +64,24 @@ type mount struct {
 // /proc/self/cgroup.
 func parseHost(mountinfo, self []byte) Host {
 	var mounts []mount
-	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
+	// Line by line over the bytes read, with no scanner's buffer (64 KiB
+	// of fresh heap), and the fields of cgroup mounts only.
+	for line := range bytes.Lines(mountinfo) {
 		// ID PARENT MAJ:MIN ROOT POINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
+		pre, post, ok := bytes.Cut(line, []byte(" - "))
+		if !ok || !bytes.HasPrefix(post, []byte("cgroup")) {
 			continue
 		}
-		f, g := strings.Fields(pre), strings.Fields(post)
+		f, g := strings.Fields(string(pre)), strings.Fields(string(post))
 		if len(f) < 5 || len(g) < 3 || (g[0] != "cgroup" && g[0] != "cgroup2") {
 			continue
 		}
 		mounts = append(mounts, mount{point: unescape(f[4]), root: unescape(f[3]), fstype: g[0], opts: strings.Split(g[2], ",")})
 	}
 	h := Host{V1: map[string]string{}}
-	sc = bufio.NewScanner(bytes.NewReader(self))
-	for sc.Scan() {
+	for line := range strings.Lines(string(self)) {
 		// ID:CONTROLLERS:PATH; v2 is 0::PATH.
-		parts := strings.SplitN(sc.Text(), ":", 3)
+		parts := strings.SplitN(strings.TrimSuffix(line, "\n"), ":", 3)
 		if len(parts) != 3 {
 			continue
 		}
