@@ -14,13 +14,19 @@ import (
 	"github.com/loki-sh/loki/internal/exitcode"
 )
 
-// run runs the CLI in-process and returns its exit code and both streams.
+// run runs the CLI main runs in-process and returns its exit code and
+// both streams.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	app := newApp()
+	argv := append([]string{"loki-supervise"}, args...)
+	return runApp(t, appFor(argv), argv)
+}
+
+func runApp(t *testing.T, app *cli.App, argv []string) (int, string, string) {
+	t.Helper()
 	var out bytes.Buffer
 	app.Writer = &out
-	err := app.Run(append([]string{"loki-supervise"}, args...))
+	err := app.Run(argv)
 	if err != nil && !exitcode.Classified(err) {
 		err = exitcode.Usage(err)
 	}
@@ -63,6 +69,37 @@ func TestCLIAnswers(t *testing.T) {
 				t.Fatalf("a usage error printed %d bytes of help around its line", len(out))
 			}
 		})
+	}
+}
+
+// TestSessionAloneAnswersAsTheWholeCLI: the app of the session command
+// alone, which main runs for a session, answers help, bad flags and bad
+// arguments byte for byte as the whole CLI does.
+func TestSessionAloneAnswersAsTheWholeCLI(t *testing.T) {
+	for _, args := range [][]string{
+		{"session", "--help"},
+		{"session", "-h"},
+		{"session", "--help", "--", "true"},
+		{"session", "--isolaton", "oci"},
+		{"session", "--lease-duration", "soon", "--", "true"},
+		{"session", "--pids-max", "many", "--", "true"},
+		{"session", "-x"},
+		{"session", "--no-policy", "--isolation", "namespace", "--hide", "/nonexistent/.shh", "--", "true"},
+		{"session", "--isolation", "bogus", "--", "true"},
+		// Not "session help": urfave then appends its global help
+		// command to itself, and the completion tests recurse forever.
+	} {
+		argv := append([]string{"loki-supervise"}, args...)
+		alone := appFor(argv)
+		if len(alone.Commands) != 1 {
+			t.Fatalf("%q: appFor built %d commands, want session alone", args, len(alone.Commands))
+		}
+		code, out, msg := runApp(t, alone, argv)
+		wcode, wout, wmsg := runApp(t, newApp(), argv)
+		if code != wcode || out != wout || msg != wmsg {
+			t.Errorf("%q: session alone: exit %d, stderr %q, stdout %q;\nwhole CLI: exit %d, stderr %q, stdout %q",
+				args, code, msg, out, wcode, wmsg, wout)
+		}
 	}
 }
 

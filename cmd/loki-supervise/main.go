@@ -17,11 +17,14 @@ import (
 	"github.com/loki-sh/loki/internal/session/isolation/oci"
 )
 
+// sessionsGroup is the heading of session, the command appFor builds alone.
+const sessionsGroup = "Sessions"
+
 // groups is the CLI, in the order --help lists it: the main job first.
 func groups() []group {
 	podSpec, attach := kubeCommands()
 	return []group{
-		{"Sessions", []*cli.Command{
+		{sessionsGroup, []*cli.Command{
 			sessionCommand(),
 			leaseCommand(),
 			ociSpecCommand(),
@@ -68,7 +71,7 @@ func main() {
 	// released by the next session's sweep.
 	session.OnStale(oci.CleanStale)
 	session.OnStale(cgroup.CleanStale)
-	err := newApp().Run(os.Args)
+	err := appFor(os.Args).Run(os.Args)
 	if !exitcode.Classified(err) {
 		err = exitcode.Usage(err) // the CLI parser's: a bad flag, an unknown command
 	}
