@@ -49,3 +49,46 @@ func TestInitWithoutHandshake(t *testing.T) {
 		}
 	}
 }
+
+// TestInitOfAnotherBuild: the stage is given its policy by the
+// supervisor of its own build. A loki-init of another build (given with
+// --init) that finds a key it does not know, or a policy in another
+// format, refuses to start (127, one line naming the fix) and the peer
+// never runs: it never confines less than it was asked to. The wrapper
+// stands for that other build: it edits the policy, then runs the real
+// loki-init. (Before the stage's own format, JSON's decoder dropped an
+// unknown key and the session ran.)
+func TestInitOfAnotherBuild(t *testing.T) {
+	b := get("namespace")
+	init := testutil.Binary(t, "loki-init")
+	for name, edit := range map[string]string{
+		// A newer build's key, in the current format or in JSON.
+		"unknown key": `case "$LOKI_STAGE_CONFINE" in
+'{'*) LOKI_STAGE_CONFINE="{\"future_key\":1,${LOKI_STAGE_CONFINE#?}" ;;
+*) LOKI_STAGE_CONFINE="${LOKI_STAGE_CONFINE%end*}future-key 1
+end
+" ;;
+esac`,
+		"JSON": `LOKI_STAGE_CONFINE='{"FS":"","Write":["/tmp"]}'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.Chmod(dir, 0o755)
+			wrapper := dir + "/loki-init"
+			script := "#!/bin/sh\n" + edit + "\nexport LOKI_STAGE_CONFINE\nexec " + init + " \"$@\"\n"
+			if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"session", "--init", wrapper}, b.Flags(t, backends.Busybox)...)
+			args = append(args, "--", "echo", "ran")
+			r := run(t, exec.Command(testutil.Binary(t, "loki-supervise"), args...), "", generous)
+			if r.code != 127 || r.stdout != "" {
+				t.Fatalf("exit %d, want 127; stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 ||
+				!strings.Contains(lines[0], "loki-supervise and its --init must come from the same build") {
+				t.Fatalf("stderr %q: want one line naming the fix", r.stderr)
+			}
+		})
+	}
+}

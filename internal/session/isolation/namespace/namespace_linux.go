@@ -3,7 +3,6 @@
 package namespace
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -154,11 +153,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		name, v1 := cg.Placement()
 		pol.Cgroup = &stage.Cgroup{Name: name, V1: v1}
 	}
-	policy, err := json.Marshal(pol)
-	if err != nil {
-		cg.Remove()
-		return nil, err
-	}
+	policy := pol.Encode()
 	// The peer is born in a pids cgroup of its own (v1), so the init is
 	// outside the limit a fork bomb fills.
 	peerTasks, err := cg.OpenPeerTasks()
@@ -188,7 +183,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		Args: append([]string{"loki-init", stage.Command}, stage.Args(req.ControlDir, b.Init, initArgs)...),
 		// The stage reads its policy from the environment; loki-init gets
 		// none: secrets travel only in the prelude.
-		Env:         []string{stage.PolicyEnv + "=" + string(policy), stage.RuntimeEnv},
+		Env:         []string{stage.PolicyEnv + "=" + policy, stage.RuntimeEnv},
 		Dir:         "/",
 		Stdin:       req.Stdin,
 		Stdout:      req.Stdout,
@@ -220,9 +215,7 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 		cg.Remove()
 		return nil, s.err
 	}
-	if late, err := json.Marshal(stage.Late{Mask: s.mask, OtherRoots: <-otherRoots}); err == nil {
-		lateW.Write(late)
-	}
+	lateW.Write(stage.Late{Mask: s.mask, OtherRoots: <-otherRoots}.Encode())
 	lateW.Close()
 	var handoff error
 	if treesW != nil {
@@ -275,7 +268,12 @@ func (b *Backend) Start(req session.Request) (session.Process, error) {
 	msg, _ := io.ReadAll(io.LimitReader(statusR, maxStatus))
 	switch {
 	case len(msg) > 0:
-		p.startErr = fmt.Errorf("%w: %s", ErrStage, strings.TrimSpace(string(msg)))
+		m := strings.TrimSpace(string(msg))
+		if strings.HasPrefix(m, stage.PolicyRefused) && !strings.Contains(m, stage.FormatHint) {
+			// A stage of an older build, which read the policy as JSON.
+			m += " (" + stage.FormatHint + ")"
+		}
+		p.startErr = fmt.Errorf("%w: %s", ErrStage, m)
 	case handoff != nil && errors.Is(handoff, confine.ErrUnsupported):
 		p.startErr = handoff
 	case handoff != nil:

@@ -16,9 +16,10 @@ func TestReadLate(t *testing.T) {
 		want []string
 		ok   bool
 	}{
-		{`{"mask":["/run/a.sock"],"other_roots":["/run/loki","/tmp/x/loki"]}`, []string{"/run/loki", "/tmp/x/loki"}, true},
-		{`{}`, nil, true},
-		{`{"mask":["/run/a.sock"],"other_roots":["/run/loki","/tmp/x`, nil, false},
+		{"loki-stage-late 1\nmask \"/run/a.sock\"\nother-root \"/run/loki\"\nother-root \"/tmp/x/loki\"\nend\n", []string{"/run/loki", "/tmp/x/loki"}, true},
+		{"loki-stage-late 1\nend\n", nil, true},
+		{"loki-stage-late 1\nmask \"/run/a.sock\"\nother-root \"/run/loki\"\nother-root \"/tmp/x", nil, false},
+		{"loki-stage-late 1\nmask \"/run/a.sock\"\nother-root \"/run/loki\"\n", nil, false},
 		{``, nil, false},
 	} {
 		r, w, err := os.Pipe()

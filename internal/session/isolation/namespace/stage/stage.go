@@ -20,8 +20,8 @@ const StatusFD = 3
 // (ExtraFiles[1]) when the session passes it (Policy.HostStdin).
 const HostStdinFD = 4
 
-// PolicyEnv carries the Policy (JSON) to the stage; loki-init gets no
-// environment.
+// PolicyEnv carries the Policy (Policy.Encode) to the stage; loki-init
+// gets no environment.
 const PolicyEnv = "LOKI_STAGE_CONFINE"
 
 // RuntimeEnv is the rest of the stage's environment: the Go runtime
@@ -38,34 +38,34 @@ const RuntimeEnv = "GOMAXPROCS=1"
 // (the agent's executable).
 type Policy struct {
 	confine.Policy
-	Read []string `json:"read,omitempty"`
+	Read []string
 	// TTY: the peer gets a terminal, so /dev/pts must be the session's
 	// own devpts (the confined /dev has one; the host's /dev does not).
-	TTY bool `json:"tty,omitempty"`
+	TTY bool
 	// HostStdin: HostStdinFD is the client's stdin, kept for loki-init.
-	HostStdin bool `json:"host_stdin,omitempty"`
+	HostStdin bool
 	// EgressFD > 0: the unix socket the egress proxy's listener is sent
 	// back over, once made in the session's network namespace.
-	EgressFD int `json:"egress_fd,omitempty"`
+	EgressFD int
 	// NotifyFD > 0: the unix socket the syscall policy's listener is
 	// sent back over (seccomp.SendListener): the policy's denials are
 	// then answered by the supervisor, which reports them.
-	NotifyFD int `json:"notify_fd,omitempty"`
+	NotifyFD int
 	// PrivateUser: the stage runs in a user namespace of the private
 	// block, as the host's uid 0 until it becomes root of it; IDMap are
 	// the trees it receives on IDMapFD.
-	PrivateUser bool        `json:"private_user,omitempty"`
-	IDMap       []IDMapTree `json:"idmap,omitempty"`
-	IDMapFD     int         `json:"idmap_fd,omitempty"`
+	PrivateUser bool
+	IDMap       []IDMapTree
+	IDMapFD     int
 	// Late is what the supervisor reads of the host while the stage
-	// starts; it comes on LateFD (JSON, then EOF) before the stage
-	// mounts anything.
-	Late   Late `json:"-"`
-	LateFD int  `json:"late_fd,omitempty"`
+	// starts; it comes on LateFD (Late.Encode, then EOF) before the
+	// stage mounts anything.
+	Late   Late
+	LateFD int
 	// Cgroup is the session's cgroup the supervisor started the stage
 	// in (nil: the session has none). The stage checks it is there
 	// before it does anything else.
-	Cgroup *Cgroup `json:"cgroup,omitempty"`
+	Cgroup *Cgroup
 }
 
 // Late is the part of the policy read from the host beside the stage's
@@ -74,20 +74,20 @@ type Late struct {
 	// Mask are the host's sockets found at the start (sockdiag) that
 	// the confined fs covers, unless a private dir or a writable path
 	// holds them or --socket names them.
-	Mask []string `json:"mask,omitempty"`
+	Mask []string
 	// OtherRoots are other sessions' control roots (or the default
 	// ones) the peer could see: each is covered by an empty tmpfs, as
 	// its own control root is.
-	OtherRoots []string `json:"other_roots,omitempty"`
+	OtherRoots []string
 }
 
 // Cgroup names the session's cgroup as /proc/self/cgroup shows it.
 type Cgroup struct {
 	// Name is the last element of its path in each hierarchy.
-	Name string `json:"name"`
+	Name string
 	// V1 are the controllers of the v1 hierarchies that hold it; none:
 	// the v2 hierarchy ("0::").
-	V1 []string `json:"v1,omitempty"`
+	V1 []string
 }
 
 // Holds checks that self, a process's /proc/PID/cgroup, places it in
@@ -129,8 +129,8 @@ func (c Cgroup) Holds(self string) error {
 // IDMapTree is one host path the stage attaches as an idmapped mount
 // (made by the supervisor, which alone can).
 type IDMapTree struct {
-	Path string `json:"path"`
-	RO   bool   `json:"ro,omitempty"`
+	Path string
+	RO   bool
 }
 
 // Args is the stage's argv after Command: the control dir, then the

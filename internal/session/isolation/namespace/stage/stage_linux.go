@@ -3,7 +3,6 @@
 package stage
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -62,8 +61,8 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	if err != nil {
 		return fail("arguments", err)
 	}
-	var policy Policy
-	if err := json.Unmarshal([]byte(os.Getenv(PolicyEnv)), &policy); err != nil {
+	policy, err := ParsePolicy(os.Getenv(PolicyEnv))
+	if err != nil {
 		return fail("arguments", fmt.Errorf("confinement policy: %v", err))
 	}
 	if policy.Cgroup != nil {
@@ -171,15 +170,16 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 const maxLate = 1 << 20
 
 // readLate reads the Late part of the policy from fd until EOF, and
-// closes it: a supervisor gone before it wrote it whole leaves JSON
-// that does not parse, so nothing is mounted with a part of it.
+// closes it: a supervisor gone before it wrote it whole leaves a
+// document without its end, which does not parse, so nothing is mounted
+// with a part of it.
 func readLate(fd int) (Late, error) {
 	f := os.NewFile(uintptr(fd), "late")
 	defer f.Close()
 	var late Late
 	b, err := io.ReadAll(io.LimitReader(f, maxLate))
 	if err == nil {
-		err = json.Unmarshal(b, &late)
+		late, err = ParseLate(b)
 	}
 	if err != nil {
 		return Late{}, fmt.Errorf("host sockets and other sessions' control roots: %v", err)
