@@ -11,7 +11,10 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/loki-sh/loki/internal/lease"
+	"github.com/loki-sh/loki/internal/pid1/facts"
 	"github.com/loki-sh/loki/internal/session/confine"
 )
 
@@ -113,7 +116,7 @@ func (d sessionDirs) releaseControl(first func() error) {
 			if first != nil {
 				first()
 			}
-			os.RemoveAll(d.control)
+			removeDir(d.control, lease.FileName, facts.Socket)
 		}()
 	})
 }
@@ -126,10 +129,30 @@ func (d sessionDirs) releaseControl(first func() error) {
 // serialize anyway.
 func (d sessionDirs) remove() {
 	d.releaseControl(nil)
-	os.RemoveAll(d.scratch)
-	os.Remove(filepath.Join(d.root, ownerFile))
+	removeDir(d.scratch)
+	unix.Unlink(filepath.Join(d.root, ownerFile))
 	<-d.gone.done
-	os.RemoveAll(d.root) // the dir, and whatever else was made in it
+	removeDir(d.root, cgroupRecord) // the dir, and whatever else was made in it
+}
+
+// cgroupRecord is the cgroup package's record of a session's cgroups,
+// beside its owner record: a name it changes only makes removeDir take
+// the long way.
+const cgroupRecord = "cgroups"
+
+// removeDir removes dir, with the names a session knows it puts there
+// first: an unlink each and an rmdir, where os.RemoveAll would try the
+// dir as a file, open and list it (an 8 KiB buffer, two page faults)
+// and remove each entry. Anything else there (a backend's file, a
+// lease's temporary) leaves the dir non-empty, and os.RemoveAll removes
+// the rest. A dir that is not there is left at that.
+func removeDir(dir string, known ...string) {
+	for _, name := range known {
+		unix.Unlink(filepath.Join(dir, name))
+	}
+	if err := unix.Rmdir(dir); err != nil && err != unix.ENOENT {
+		os.RemoveAll(dir)
+	}
 }
 
 // newLeaseWriter starts the lease in the control dir. When the init runs

@@ -155,17 +155,27 @@ func TestSessionDirsCarryOwner(t *testing.T) {
 }
 
 // TestSessionDirsRemoved: the session dir goes whole, whether its control
-// dir was released early (first runs before it goes) or not.
+// dir was released early (first runs before it goes) or not, and whether
+// it holds only the names a session puts there (removed one by one) or
+// others too (the long way).
 func TestSessionDirsRemoved(t *testing.T) {
-	for _, early := range []bool{true, false} {
+	for _, tc := range []struct{ early, others bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
+		early := tc.early
 		d, err := makeSessionDirs(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := MakeScratch(d.scratch); err != nil {
-			t.Fatal(err)
+		files := []string{filepath.Join(d.control, "lease"), filepath.Join(d.control, "facts"), filepath.Join(d.root, "cgroups")}
+		if tc.others {
+			if err := MakeScratch(d.scratch); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(filepath.Join(d.root, "other"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, filepath.Join(d.control, ".lease-1"), filepath.Join(d.scratch, "cgroups"), filepath.Join(d.root, "other", "x"))
 		}
-		for _, f := range []string{filepath.Join(d.control, "lease"), filepath.Join(d.control, ".lease-1"), filepath.Join(d.scratch, "cgroups")} {
+		for _, f := range files {
 			if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -177,13 +187,13 @@ func TestSessionDirsRemoved(t *testing.T) {
 			if _, err := os.Stat(d.control); !ran || !os.IsNotExist(err) {
 				t.Fatalf("released: first ran %v, control dir: %v", ran, err)
 			}
-			if _, err := os.Stat(filepath.Join(d.scratch, "cgroups")); err != nil {
-				t.Fatalf("the release took scratch too: %v", err)
+			if _, err := os.Stat(filepath.Join(d.root, "cgroups")); err != nil {
+				t.Fatalf("the release took the cgroups record too: %v", err)
 			}
 		}
 		d.remove()
 		if _, err := os.Stat(d.root); !os.IsNotExist(err) {
-			t.Fatalf("early %v: session dir left: %v", early, err)
+			t.Fatalf("%+v: session dir left: %v", tc, err)
 		}
 	}
 }
