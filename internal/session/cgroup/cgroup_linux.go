@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -664,17 +665,9 @@ func CleanStale(scratch string) {
 	}
 }
 
-// staleAge is how old an empty session cgroup must be before SweepEmpty
-// removes it: a live session's cgroup is empty only between its Create
-// and Add, milliseconds apart.
-const staleAge = time.Minute
-
-// SweepEmpty removes the empty session cgroups ("loki-session-*") beside
-// the ones this process would make, older than staleAge: those of
-// supervisors killed with no later session in their control root to
-// sweep them. A cgroup with a process in it cannot be removed (the
-// kernel refuses), so no live session loses its own.
-func (h Host) SweepEmpty() {
+// sweepParents are the dirs SweepEmpty reads, sorted: where this host's
+// session cgroups are made.
+func (h Host) sweepParents() []string {
 	parents := map[string]bool{}
 	if h.UsesV1() {
 		for _, c := range controllers {
@@ -689,7 +682,21 @@ func (h Host) SweepEmpty() {
 		}
 		parents[parent] = true
 	}
-	for parent := range parents {
+	return slices.Sorted(maps.Keys(parents))
+}
+
+// staleAge is how old an empty session cgroup must be before SweepEmpty
+// removes it: a live session's cgroup is empty only between its Create
+// and Add, milliseconds apart.
+const staleAge = time.Minute
+
+// SweepEmpty removes the empty session cgroups ("loki-session-*") beside
+// the ones this process would make, older than staleAge: those of
+// supervisors killed with no later session in their control root to
+// sweep them. A cgroup with a process in it cannot be removed (the
+// kernel refuses), so no live session loses its own.
+func (h Host) SweepEmpty() {
+	for _, parent := range h.sweepParents() {
 		entries, err := os.ReadDir(parent)
 		if err != nil {
 			continue

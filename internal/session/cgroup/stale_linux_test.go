@@ -146,3 +146,53 @@ func TestRecordBesideOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepOncePerStaleAge: a session start sweeps when its control root
+// has no fresh marker, then marks it; within staleAge the next start does
+// not sweep (an empty stale cgroup waits), after it it does again.
+func TestSweepOncePerStaleAge(t *testing.T) {
+	host, err := Detect()
+	if err != nil || len(host.sweepParents()) == 0 {
+		t.Fatalf("no cgroup hierarchy to sweep here (%v, %v)", err, host.sweepParents())
+	}
+	root := t.TempDir()
+	scratch := filepath.Join(root, "session-x", "scratch")
+	marker := sweepMarker(scratch, host)
+	if filepath.Dir(marker) != root || !strings.HasPrefix(filepath.Base(marker), "cgroup-sweep-") {
+		t.Fatalf("marker %s: want cgroup-sweep-* in the control root %s", marker, root)
+	}
+	if !sweepDue(marker) {
+		t.Fatal("no marker: the sweep must be due")
+	}
+	touch(marker)
+	fi, err := os.Lstat(marker)
+	if err != nil || fi.Mode().Perm() != 0o600 || !fi.Mode().IsRegular() {
+		t.Fatalf("marker %v, %v: want a 0600 file", fi, err)
+	}
+	if sweepDue(marker) {
+		t.Fatal("a fresh marker: the sweep must wait")
+	}
+	old := time.Now().Add(-staleAge - time.Second)
+	if err := os.Chtimes(marker, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if !sweepDue(marker) {
+		t.Fatal("a marker older than staleAge: the sweep must be due")
+	}
+	touch(marker)
+	if sweepDue(marker) {
+		t.Fatal("touch must make an old marker fresh")
+	}
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(marker, future, future)
+	if !sweepDue(marker) {
+		t.Fatal("a marker from the future (clock set back): the sweep must be due")
+	}
+	os.Remove(marker)
+	if err := os.Symlink("/etc/hostname", marker); err != nil {
+		t.Fatal(err)
+	}
+	if !sweepDue(marker) {
+		t.Fatal("a symlink is no marker")
+	}
+}
