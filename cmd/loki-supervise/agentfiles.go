@@ -24,26 +24,13 @@ func resolved(p string) string {
 }
 
 // agentFiles plans the agent's state and protected files for this
-// session (agentfs) and the view --print-policy shows.
-func agentFiles(state, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, confine.View, error) {
-	view := confine.View{Backend: isolation, FS: p.FS, Syscalls: []confine.SyscallRule{}}
-	if isolation != none.Name {
-		for _, d := range seccomp.Summary() {
-			view.Syscalls = append(view.Syscalls, confine.SyscallRule{Calls: d.Calls, Errno: d.Errno, Why: d.Why})
-		}
-	}
-	if view.FS == "" {
-		view.FS = confine.FSConfined
-		if isolation == none.Name {
-			view.FS = confine.FSHost
-		}
-	}
+// session (agentfs).
+func agentFiles(state, isolation, cwd string, env map[string]string, argv []string, p confine.Policy) (agentfs.Plan, error) {
 	if state != "auto" && state != "none" {
-		return agentfs.Plan{}, view, usage("--agent-state %q: want auto or none", state)
+		return agentfs.Plan{}, usage("--agent-state %q: want auto or none", state)
 	}
-	if view.FS == confine.FSHost {
-		view.Notes = append(view.Notes, "--fs host: the host's files as the agent's uid may use them; nothing is protected")
-		return agentfs.Plan{}, view, nil
+	if viewFS(isolation, p) == confine.FSHost {
+		return agentfs.Plan{}, nil
 	}
 	in := agentfs.Input{Argv: argv, NoState: state == "none" || isolation != namespace.Name}
 	for _, w := range p.Write {
@@ -55,13 +42,41 @@ func agentFiles(state, isolation, cwd string, env map[string]string, argv []stri
 		home = env["HOME"]
 		if cwd != "/" {
 			in.Writable = append([]string{resolved(cwd)}, in.Writable...)
-			view.Writable = append(view.Writable, confine.PathRule{Path: cwd, Why: "the session's cwd (the workspace)"})
 		}
 	}
 	if filepath.IsAbs(home) {
 		in.Home = resolved(home)
 	}
-	plan := agentfs.Resolve(in)
+	return agentfs.Resolve(in), nil
+}
+
+// viewFS is the --fs the session runs with.
+func viewFS(isolation string, p confine.Policy) confine.FS {
+	switch {
+	case p.FS != "":
+		return p.FS
+	case isolation == none.Name:
+		return confine.FSHost
+	}
+	return confine.FSConfined
+}
+
+// policyView is what --print-policy (and doctor) show of a session
+// planned by agentFiles; a session that runs needs none of it.
+func policyView(isolation, cwd string, p confine.Policy, plan agentfs.Plan) confine.View {
+	view := confine.View{Backend: isolation, FS: viewFS(isolation, p), Syscalls: []confine.SyscallRule{}}
+	if isolation != none.Name {
+		for _, d := range seccomp.Summary() {
+			view.Syscalls = append(view.Syscalls, confine.SyscallRule{Calls: d.Calls, Errno: d.Errno, Why: d.Why})
+		}
+	}
+	if view.FS == confine.FSHost {
+		view.Notes = append(view.Notes, "--fs host: the host's files as the agent's uid may use them; nothing is protected")
+		return view
+	}
+	if isolation == namespace.Name && cwd != "/" {
+		view.Writable = append(view.Writable, confine.PathRule{Path: cwd, Why: "the session's cwd (the workspace)"})
+	}
 	view.Agents = plan.Agents
 	for _, w := range p.Write {
 		view.Writable = append(view.Writable, confine.PathRule{Path: w, Why: "--write"})
@@ -101,7 +116,7 @@ func agentFiles(state, isolation, cwd string, env map[string]string, argv []stri
 		view.Hidden = append(view.Hidden, confine.PathRule{Path: m, Why: "kernel interface (as Docker's default)"})
 	}
 	view.Hidden = append(view.Hidden, confine.PathRule{Path: "(control root)", Why: "other sessions' leases"})
-	return plan, view, nil
+	return view
 }
 
 // printPolicy writes the view, text or JSON.

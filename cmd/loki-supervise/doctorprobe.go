@@ -53,7 +53,8 @@ func probeSessions(r *doctor.Report, self string) {
 		r.Set(c)
 	}
 	env := peerenv.Policy{}.Build(os.Environ())
-	if _, view, err := agentFiles("auto", namespace.Name, cwd, env, nil, confine.Policy{}); err == nil {
+	if plan, err := agentFiles("auto", namespace.Name, cwd, env, nil, confine.Policy{}); err == nil {
+		view := policyView(namespace.Name, cwd, confine.Policy{}, plan)
 		r.Policy = &view
 	}
 }

@@ -200,11 +200,12 @@ func runSession(c *cli.Context) error {
 	}
 	// The docker backend replaces it with the image's (Prepare).
 	env := policy.Build(os.Environ())
-	plan, view, err := agentFiles(c.String("agent-state"), isolation, cwd, env, argv, confinement)
+	plan, err := agentFiles(c.String("agent-state"), isolation, cwd, env, argv, confinement)
 	if err != nil {
 		return err
 	}
 	if c.Bool("print-policy") {
+		view := policyView(isolation, cwd, confinement, plan)
 		view.Settings = settings
 		return printPolicy(c, view)
 	}
