@@ -246,21 +246,14 @@ func (p fsPlan) readOnlyHost(clones map[string]int) error {
 }
 
 // protectPath makes path, inside a writable mount, read-only: a bind of
-// itself, remounted read-only. It must exist (the supervisor made a
+// itself, made read-only. It must exist (the supervisor made a
 // placeholder where it did not): a path left out would be one the peer
-// may create.
+// may create, and the bind of a missing path fails.
 func protectPath(path string) error {
-	if _, err := os.Lstat(path); err != nil {
-		return fmt.Errorf("protect %s: %w", path, err)
-	}
 	if err := unix.Mount(path, path, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("protect %s: %w", path, err)
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		return fmt.Errorf("protect %s: %w", path, err)
-	}
-	if err := unix.Mount("", path, "", uintptr(unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY)|mountFlags(st.Flags), ""); err != nil {
+	if err := setReadOnly(path); err != nil {
 		return fmt.Errorf("protect %s: %w", path, err)
 	}
 	return nil

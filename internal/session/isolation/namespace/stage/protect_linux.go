@@ -131,21 +131,35 @@ func unescapeMountinfo(s string) string {
 }
 
 // remountReadOnly makes the mount at path read-only in this namespace
-// only, keeping its other flags: inside a user namespace the kernel
-// refuses a remount that would clear a locked nosuid, nodev or noexec.
+// only, keeping its other flags (setReadOnly); a path overmounted or
+// gone is left: nothing the peer can reach there.
 func remountReadOnly(path string) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(path, &st); err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
-			return nil // overmounted or gone: nothing the peer can reach there
-		}
-		return fmt.Errorf("statfs %s: %w", path, err)
+	err := setReadOnly(path)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EACCES) {
+		return nil
 	}
-	flags := uintptr(unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY) | mountFlags(st.Flags)
-	if err := unix.Mount("", path, "", flags, ""); err != nil {
+	if err != nil {
 		return fmt.Errorf("remount %s read-only: %w", path, err)
 	}
 	return nil
+}
+
+// setReadOnly makes the mount at path read-only, its other flags kept:
+// one mount_setattr, which changes that flag alone. Before Linux 5.12, a
+// remount with the flags statfs reports, since inside a user namespace
+// the kernel refuses a remount that would clear a locked nosuid, nodev
+// or noexec.
+func setReadOnly(path string) error {
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	err := unix.MountSetattr(unix.AT_FDCWD, path, 0, &attr)
+	if !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EINVAL) {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return err
+	}
+	return unix.Mount("", path, "", uintptr(unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY)|mountFlags(st.Flags), "")
 }
 
 // mountFlags maps statfs's ST_* bits to the MS_* bits a remount keeps.
