@@ -79,9 +79,8 @@ func (p fsPlan) apply() error {
 		}
 		return p.becomeUser()
 	}
-	var kept []held
+	var kept, nodes []held
 	clones := map[string]int{}
-	nodes, err := openDevNodes()
 	defer func() {
 		for _, h := range kept {
 			if !h.tree {
@@ -89,14 +88,17 @@ func (p fsPlan) apply() error {
 			}
 		}
 		closeAll(clones)
-		for _, fd := range nodes {
-			unix.Close(fd)
+		for _, h := range nodes {
+			unix.Close(h.fd)
 		}
 	}()
-	if err != nil {
+	if err := p.readOnlyHost(clones); err != nil {
 		return err
 	}
-	if err := p.readOnlyHost(clones); err != nil {
+	// After the read-only pass, so that the nodes' binds are read-only
+	// as every host mount (no chmod of the host's /dev/null).
+	nodes, err := openDevNodes()
+	if err != nil {
 		return err
 	}
 	for _, t := range p.treeOrder {
@@ -372,11 +374,9 @@ func mountPoint(fd int, path string) error {
 		if err := mkdirAllMode(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("mount point %s: %w", path, err)
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
+		if err := unix.Mknod(path, unix.S_IFREG|0o600, 0); err != nil && !errors.Is(err, unix.EEXIST) {
 			return fmt.Errorf("mount point %s: %w", path, err)
 		}
-		f.Close()
 	}
 	return nil
 }
@@ -386,21 +386,27 @@ func mountPoint(fd int, path string) error {
 var devNodes = []string{"null", "zero", "full", "random", "urandom", "tty"}
 
 // minimalDev replaces /dev by a tmpfs with the usual character devices
-// (nodes: the host's, opened before the tmpfs covered them), a devpts of
+// (nodes: the host's, held before the tmpfs covered them), a devpts of
 // its own (the host's terminals stay out of reach), /dev/shm and the fd
 // symlinks. The caller remounts it read-only once what it keeps below
 // /dev (a cwd in /dev/shm) is shown again.
-func minimalDev(nodes map[string]int, shmSize int64) error {
+func minimalDev(nodes []held, shmSize int64) error {
 	if err := unix.Mount("tmpfs", "/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755,size=64k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
-	for _, name := range devNodes {
-		fd, ok := nodes[name]
-		if !ok {
-			continue
+	for _, h := range nodes {
+		// The tmpfs is new: each mount point is made, none looked up.
+		if err := unix.Mknod(h.path, unix.S_IFREG|0o600, 0); err != nil {
+			return fmt.Errorf("mount point %s: %w", h.path, err)
 		}
-		if err := bindHeld(fd, "/dev/"+name); err != nil {
-			return err
+		var err error
+		if h.tree {
+			err = unix.MoveMount(h.fd, "", unix.AT_FDCWD, h.path, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		} else {
+			err = unix.Mount("/proc/self/fd/"+strconv.Itoa(h.fd), h.path, "", unix.MS_BIND|unix.MS_REC, "")
+		}
+		if err != nil {
+			return fmt.Errorf("bind %s: %w", h.path, err)
 		}
 	}
 	for _, d := range []string{"/dev/pts", "/dev/shm"} {
@@ -425,18 +431,34 @@ func minimalDev(nodes map[string]int, shmSize int64) error {
 	return nil
 }
 
-// openDevNodes holds the host's device nodes of devNodes.
-func openDevNodes() (map[string]int, error) {
-	nodes := map[string]int{}
+// openDevNodes holds the host's device nodes of devNodes: each a
+// detached bind of it (open_tree), or where the kernel has none (before
+// 5.2) a descriptor to bind from.
+func openDevNodes() ([]held, error) {
+	var nodes []held
+	clone := true
 	for _, name := range devNodes {
-		fd, err := unix.Open("/dev/"+name, unix.O_PATH|unix.O_CLOEXEC, 0)
+		h := held{path: "/dev/" + name, tree: clone}
+		var err error
+		if clone {
+			h.fd, err = unix.OpenTree(unix.AT_FDCWD, h.path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+			if errors.Is(err, unix.ENOSYS) {
+				clone, h.tree = false, false
+			}
+		}
+		if !clone {
+			h.fd, err = unix.Open(h.path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENXIO) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("open /dev/%s: %w", name, err)
+			for _, h := range nodes {
+				unix.Close(h.fd)
+			}
+			return nil, fmt.Errorf("open %s: %w", h.path, err)
 		}
-		nodes[name] = fd
+		nodes = append(nodes, h)
 	}
 	return nodes, nil
 }

@@ -245,11 +245,11 @@ func isolateMounts(control string, fs *fsPlan) error {
 		return fmt.Errorf("make / private: %w", err)
 	}
 	// Held from here on: a private /tmp may cover its path.
-	controlFD, err := unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	ctl, err := holdControl(control)
 	if err != nil {
 		return fmt.Errorf("open control dir: %w", err)
 	}
-	defer unix.Close(controlFD)
+	defer unix.Close(ctl.fd)
 	if fs != nil {
 		if err := fs.apply(); err != nil {
 			return err
@@ -261,7 +261,7 @@ func isolateMounts(control string, fs *fsPlan) error {
 	if err := protectKernel(); err != nil {
 		return err
 	}
-	if err := maskControlRoot(control, controlFD); err != nil {
+	if err := maskControlRoot(control, ctl); err != nil {
 		return err
 	}
 	ro := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
@@ -271,6 +271,21 @@ func isolateMounts(control string, fs *fsPlan) error {
 	return nil
 }
 
+// holdControl holds the control dir: a detached bind of it (open_tree,
+// not recursive, as a plain bind), or before Linux 5.2 a descriptor to
+// bind from.
+func holdControl(control string) (held, error) {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, control, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err == nil {
+		return held{path: control, fd: fd, tree: true}, nil
+	}
+	if !errors.Is(err, unix.ENOSYS) {
+		return held{fd: -1}, err
+	}
+	fd, err = unix.Open(control, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return held{path: control, fd: fd}, err
+}
+
 // maskControlRoot covers ROOT of ROOT/session-X/control with a fresh
 // tmpfs and binds the session's own control dir back at its path. The
 // tmpfs and the dirs on the way are 0711: a --user init must traverse them
@@ -278,7 +293,7 @@ func isolateMounts(control string, fs *fsPlan) error {
 // is held open across the mount, since its path is hidden by it. The
 // tmpfs is made read-only once the path exists; the peer has no
 // capabilities left to unmount either.
-func maskControlRoot(control string, fd int) error {
+func maskControlRoot(control string, ctl held) error {
 	root := filepath.Dir(filepath.Dir(control))
 	rel, err := filepath.Rel(root, control)
 	if err != nil || root == "/" || strings.HasPrefix(rel, "..") {
@@ -295,7 +310,12 @@ func maskControlRoot(control string, fd int) error {
 	if err := mkdirAllMode(control, 0o711); err != nil {
 		return fmt.Errorf("recreate control path: %w", err)
 	}
-	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(fd), control, "", unix.MS_BIND, ""); err != nil {
+	if ctl.tree {
+		err = unix.MoveMount(ctl.fd, "", unix.AT_FDCWD, control, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	} else {
+		err = unix.Mount("/proc/self/fd/"+strconv.Itoa(ctl.fd), control, "", unix.MS_BIND, "")
+	}
+	if err != nil {
 		return fmt.Errorf("bind control dir: %w", err)
 	}
 	if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY|flags, ""); err != nil {
@@ -338,16 +358,33 @@ func loopbackUp() error {
 	return nil
 }
 
-// mkdirAllMode is os.MkdirAll with mode applied despite the umask.
+// mkdirAllMode is os.MkdirAll with mode applied despite the umask. It
+// tries the mkdir first: its paths are mostly missing, in a tmpfs of the
+// stage's, so a lookup first would be a system call more for each.
 func mkdirAllMode(path string, mode os.FileMode) error {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	perm := uint32(mode.Perm())
+	err := unix.Mkdir(path, perm)
+	if errors.Is(err, unix.ENOENT) {
+		if err := mkdirAllMode(filepath.Dir(path), mode); err != nil {
+			return err
+		}
+		err = unix.Mkdir(path, perm)
+	}
+	if errors.Is(err, unix.EEXIST) {
+		var st unix.Stat_t
+		if err := unix.Stat(path, &st); err != nil {
+			return &os.PathError{Op: "stat", Path: path, Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return &os.PathError{Op: "mkdir", Path: path, Err: unix.ENOTDIR}
+		}
 		return nil
 	}
-	if err := mkdirAllMode(filepath.Dir(path), mode); err != nil {
-		return err
+	if err != nil {
+		return &os.PathError{Op: "mkdir", Path: path, Err: err}
 	}
-	if err := os.Mkdir(path, mode); err != nil && !os.IsExist(err) {
-		return err
+	if err := unix.Chmod(path, perm); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
-	return os.Chmod(path, mode)
+	return nil
 }
