@@ -43,6 +43,7 @@ type sessionDirs struct {
 	control string // root/control: the directory exposed read-only
 	scratch string // root/scratch: the backend's own files, if it has any
 	gone    *controlGone
+	swept   chan struct{} // closed once the stale sweep is over
 }
 
 // controlGone is the control dir's removal, started once (releaseControl).
@@ -51,9 +52,15 @@ type controlGone struct {
 	done chan struct{} // closed once it is over
 }
 
-// makeSessionDirs sweeps stale session dirs of dead owners from parent,
-// then creates this session's, with its owner record written before
-// anything else is put in it.
+// makeSessionDirs creates this session's dir in parent, with its owner
+// record written before anything else is put in it, and sweeps stale
+// session dirs of dead owners from parent meanwhile: the sweep proves
+// each dir's owner dead, as it does against other supervisors making
+// theirs at the same time, so it leaves this one alone (no record yet,
+// then a live owner), and it is off the start's path (a few µs with an
+// empty root, tens per live sibling: its owner record, its process's
+// stat). remove waits for it: a sweep cut short by the exit could leave
+// a dir without its owner record, never swept again.
 func makeSessionDirs(parent string) (sessionDirs, error) {
 	if parent == "" {
 		parent = DefaultControlRoot()
@@ -67,13 +74,18 @@ func makeSessionDirs(parent string) (sessionDirs, error) {
 	if err := checkPrivate(parent); err != nil {
 		return sessionDirs{}, err
 	}
-	sweepStale(parent)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		sweepStale(parent)
+	}()
 	root, err := os.MkdirTemp(parent, sessionPrefix)
 	if err != nil {
+		<-swept
 		return sessionDirs{}, fmt.Errorf("%w: %w", ErrControlDir, err)
 	}
 	d := sessionDirs{parent: parent, root: root, control: filepath.Join(root, "control"), scratch: filepath.Join(root, "scratch"),
-		gone: &controlGone{done: make(chan struct{})}}
+		gone: &controlGone{done: make(chan struct{})}, swept: swept}
 	if err := d.populate(); err != nil {
 		d.remove()
 		return sessionDirs{}, err
@@ -126,13 +138,14 @@ func (d sessionDirs) releaseControl(first func() error) {
 // the dir itself last, with what a backend recorded beside the owner
 // (the cgroups a stale sweep would remove). Called after the backend
 // released what it recorded. In series: the block frees of one disk
-// serialize anyway.
+// serialize anyway. It returns once the stale sweep is over too.
 func (d sessionDirs) remove() {
 	d.releaseControl(nil)
 	removeDir(d.scratch)
 	unix.Unlink(filepath.Join(d.root, ownerFile))
 	<-d.gone.done
 	removeDir(d.root, cgroupRecord) // the dir, and whatever else was made in it
+	<-d.swept
 }
 
 // cgroupRecord is the cgroup package's record of a session's cgroups,

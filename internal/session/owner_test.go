@@ -149,8 +149,36 @@ func TestSessionDirsCarryOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.remove()
+	<-d2.swept
 	if _, err := os.Stat(d.root); err != nil {
 		t.Fatalf("a live session's dir was swept: %v", err)
+	}
+}
+
+// TestSessionDirsSweepDone: the sweep runs beside a new session's start,
+// and is over once the session's dir is removed: a dead owner's dir is
+// gone by then.
+func TestSessionDirsSweepDone(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("birth tokens of dead processes are checked through /proc")
+	}
+	dead := deadIdentity(t)
+	parent := t.TempDir()
+	stale := filepath.Join(parent, sessionPrefix+"stale")
+	b, _ := json.Marshal(owner{dead.PID(), dead.Token(), pidNamespace()})
+	if err := os.MkdirAll(filepath.Join(stale, "control"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, ownerFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := makeSessionDirs(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.remove()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the dead owner's dir is left: %v", err)
 	}
 }
 
