@@ -48,6 +48,7 @@ func Paths() ([]string, error) {
 	}
 	var out []string
 	seen := map[string]bool{}
+	dirs := map[string]string{} // canonical's answers, by dir: most sockets share a few
 	buf := make([]byte, 64<<10)
 	for n := 0; ; {
 		r, _, err := unix.Recvfrom(fd, buf, 0)
@@ -73,7 +74,7 @@ func Paths() ([]string, error) {
 			}
 			path, ino, dev, ok := parse(m.Data)
 			if ok {
-				path, ok = canonical(path)
+				path, ok = canonical(path, dirs)
 			}
 			if ok && !seen[path] && names(path, ino, dev) {
 				seen[path] = true
@@ -139,10 +140,17 @@ func names(path string, ino, dev uint64) bool {
 // (major << 20 | minor) in 32 bits.
 func oldDev(d uint64) uint64 { return uint64(unix.Major(d))<<20 | uint64(unix.Minor(d)) }
 
-// canonical resolves the symlinks of path's dir (/var/run is /run).
-func canonical(path string) (string, bool) {
-	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
+// canonical resolves the symlinks of path's dir (/var/run is /run), once
+// per dir: resolved maps each dir seen to its answer ("" when it has
+// none). Each resolution is an lstat per component of the dir.
+func canonical(path string, resolved map[string]string) (string, bool) {
+	d := filepath.Dir(path)
+	dir, ok := resolved[d]
+	if !ok {
+		dir, _ = filepath.EvalSymlinks(d)
+		resolved[d] = dir
+	}
+	if dir == "" {
 		return "", false
 	}
 	return filepath.Join(dir, filepath.Base(path)), true
