@@ -138,11 +138,12 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 	if err := clearCapabilities(); err != nil {
 		return fail("capabilities", err)
 	}
-	if err := confineThreads(policy.NotifyFD); err != nil {
-		return fail("seccomp", err)
-	}
 	if pdeath != 0 {
-		// The credential changes cleared it; the last one is behind us.
+		// The credential changes cleared it; the last one is behind us
+		// (emptying the capability sets does not clear it, nor do
+		// no_new_privs and the filter). Armed before confineThreads,
+		// whose LockOSThread starts the runtime's template thread: an
+		// all-threads call right after that waited for the new thread.
 		if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(pdeath), 0, 0, 0, 0); err != nil {
 			return fail("parent-death signal", err)
 		}
@@ -152,6 +153,9 @@ func Run(args []string) (initArgs []string, scope bool, err error) {
 		if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0 {
 			return nil, false, exitcode.NotLaunched(errors.New("the supervisor is gone"))
 		}
+	}
+	if err := confineThreads(policy.NotifyFD); err != nil {
+		return fail("seccomp", err)
 	}
 	// Descriptors the supervisor inherited from its own caller must not
 	// reach the peer: loki-init spawns it with only what the protocol
