@@ -1,8 +1,8 @@
 // Package seccomp is the session's one syscall policy: which system
 // calls a peer may not make, with the errno it gets instead. Every
 // backend applies this one definition: the namespace stage and loki-init
-// compile it to a BPF program and install it on every thread
-// (Install), the oci backend writes it as the config's linux.seccomp,
+// install it as a BPF program on every thread (Install; on amd64 the
+// program is compiled at build time, precompiled_amd64.go), the oci backend writes it as the config's linux.seccomp,
 // and the docker backend hands the same profile to the engine.
 // RunnerPolicy is the one other filter, a confined build runner's
 // (execution/sandbox/harden), compiled by the same Program.

@@ -436,7 +436,29 @@ func (b *builder) finish() ([]unix.SockFilter, error) {
 // Install puts Policy on every thread of the process (TSYNC: all or
 // none), inherited by everything it starts. It needs no_new_privs (or
 // CAP_SYS_ADMIN).
-func Install() error { return InstallRules(Policy()) }
+func Install() error {
+	prog, err := policyProgram(false)
+	if err != nil {
+		return err
+	}
+	return installAll(prog)
+}
+
+// policyProgram is Policy's program: the one compiled at build time for
+// this architecture (precompiled_amd64.go, kept equal to Program's by
+// TestPrecompiled) or, without one, compiled now. The stage installs it
+// at every session start, in a fresh process where each allocation of
+// the compile is a page fault.
+func policyProgram(notified bool) ([]unix.SockFilter, error) {
+	i := 0
+	if notified {
+		i = 1
+	}
+	if p := precompiled[i]; p != nil {
+		return p, nil
+	}
+	return program(Policy(), notified)
+}
 
 // InstallRules is Install with another rule list (the confined build
 // runner's, execution/sandbox/harden): one compiler for every filter.
@@ -445,6 +467,11 @@ func InstallRules(rules []Rule) error {
 	if err != nil {
 		return err
 	}
+	return installAll(prog)
+}
+
+// installAll installs prog on every thread (TSYNC: all or none).
+func installAll(prog []unix.SockFilter) error {
 	r, err := install(prog, unix.SECCOMP_FILTER_FLAG_TSYNC)
 	if err == nil && r != 0 {
 		return fmt.Errorf("seccomp filter: thread %d could not take it", r)
@@ -462,7 +489,7 @@ func InstallRules(rules []Rule) error {
 // process already has a filter with one (EBUSY, a runtime's above us):
 // the caller then installs the plain policy.
 func InstallNotified() (int, error) {
-	prog, err := program(Policy(), true)
+	prog, err := policyProgram(true)
 	if err != nil {
 		return -1, err
 	}
