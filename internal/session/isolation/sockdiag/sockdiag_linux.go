@@ -5,8 +5,8 @@ package sockdiag
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"path/filepath"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -58,12 +58,12 @@ func Paths() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sock_diag: %w", err)
 		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:r])
-		if err != nil {
+		msgs := buf[:r]
+		if err := checkMessages(msgs); err != nil {
 			return nil, fmt.Errorf("sock_diag: %w", err)
 		}
-		for _, m := range msgs {
-			switch m.Header.Type {
+		for typ, data := range messages(msgs) {
+			switch typ {
 			case unix.NLMSG_DONE:
 				return out, nil
 			case unix.NLMSG_ERROR:
@@ -72,7 +72,7 @@ func Paths() ([]string, error) {
 			if n++; n > maxSockets {
 				return nil, fmt.Errorf("sock_diag: more than %d unix sockets", maxSockets)
 			}
-			path, ino, dev, ok := parse(m.Data)
+			path, ino, dev, ok := parse(data)
 			if ok {
 				path, ok = canonical(path, dirs)
 			}
@@ -83,6 +83,38 @@ func Paths() ([]string, error) {
 		}
 	}
 }
+
+// checkMessages refuses b, a read of netlink messages, if a header's
+// length is short or runs past b, as syscall.ParseNetlinkMessage does;
+// messages then walks them in place, where ParseNetlinkMessage would
+// copy each header into a slice grown message by message.
+func checkMessages(b []byte) error {
+	for len(b) >= unix.NLMSG_HDRLEN {
+		l := int(binary.NativeEndian.Uint32(b))
+		if l < unix.NLMSG_HDRLEN || nlmAlign(l) > len(b) {
+			return unix.EINVAL
+		}
+		b = b[nlmAlign(l):]
+	}
+	return nil
+}
+
+// messages yields the type and payload of each message of b, which
+// checkMessages accepted.
+func messages(b []byte) iter.Seq2[uint16, []byte] {
+	return func(yield func(uint16, []byte) bool) {
+		ne := binary.NativeEndian
+		for len(b) >= unix.NLMSG_HDRLEN {
+			l := int(ne.Uint32(b))
+			if !yield(ne.Uint16(b[4:]), b[unix.NLMSG_HDRLEN:l]) {
+				return
+			}
+			b = b[nlmAlign(l):]
+		}
+	}
+}
+
+func nlmAlign(l int) int { return (l + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
 
 // parse reads one unix_diag_msg: the bound path and its file's inode
 // and device, when it has an absolute one.

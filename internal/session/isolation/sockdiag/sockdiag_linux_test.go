@@ -3,10 +3,13 @@
 package sockdiag
 
 import (
+	"bytes"
+	"encoding/binary"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -46,5 +49,52 @@ func TestPathsFindsOwnSocket(t *testing.T) {
 	}
 	if slices.Contains(got, path) {
 		t.Fatalf("Paths() lists %s, now a regular file", path)
+	}
+}
+
+// TestMessagesAsParseNetlinkMessage: checkMessages and messages accept,
+// refuse and split a read as syscall.ParseNetlinkMessage does.
+func TestMessagesAsParseNetlinkMessage(t *testing.T) {
+	msg := func(l uint32, typ uint16, pad int) []byte {
+		b := make([]byte, 16, 16+pad)
+		binary.NativeEndian.PutUint32(b, l)
+		binary.NativeEndian.PutUint16(b[4:], typ)
+		for i := 0; i < pad; i++ {
+			b = append(b, byte(i))
+		}
+		return b
+	}
+	cases := map[string][]byte{
+		"empty":             nil,
+		"short of a header": {1, 2, 3},
+		"one, no payload":   msg(16, 20, 0),
+		"three":             slices.Concat(msg(21, 20, 8), msg(16, 3, 0), msg(20, 2, 4)),
+		"unaligned last":    slices.Concat(msg(16, 20, 0), msg(17, 20, 1)),
+		"length under 16":   slices.Concat(msg(16, 20, 0), msg(13, 20, 0)),
+		"length past end":   slices.Concat(msg(16, 20, 0), msg(40, 20, 4)),
+		"huge length":       msg(0xffffffff, 20, 4),
+		"trailing bytes":    append(msg(16, 20, 0), 7, 7),
+	}
+	for name, b := range cases {
+		want, werr := syscall.ParseNetlinkMessage(b)
+		err := checkMessages(b)
+		if (err == nil) != (werr == nil) {
+			t.Errorf("%s: checkMessages %v, ParseNetlinkMessage %v", name, err, werr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		i := 0
+		for typ, data := range messages(b) {
+			if i >= len(want) || typ != want[i].Header.Type || !bytes.Equal(data, want[i].Data) {
+				t.Errorf("%s: message %d: type %d data %v, want %v", name, i, typ, data, want)
+				break
+			}
+			i++
+		}
+		if i != len(want) {
+			t.Errorf("%s: %d messages, want %d", name, i, len(want))
+		}
 	}
 }
