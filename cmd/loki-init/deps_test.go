@@ -27,8 +27,8 @@ func TestInitReachesOnlyItsPackages(t *testing.T) {
 		"internal/exitcode": true, "internal/pid1": true, "cmd/loki-init": true,
 		"internal/session/isolation/namespace/stage": true, "internal/session/confine": true,
 		"internal/landlock": true, "internal/session/seccomp": true, "internal/session/egress/handoff": true,
-		"internal/session/fdpass": true,
-		"cmd/internal/version":    true, "internal/session/isolation/mounts": true,
+		"internal/session/fdpass": true, "internal/proc/sysmon": true, "internal/proc/sysmon/calm": true,
+		"cmd/internal/version": true, "internal/session/isolation/mounts": true,
 	}
 	seen := 0
 	for _, pkg := range strings.Fields(string(out)) {

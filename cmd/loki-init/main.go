@@ -19,6 +19,7 @@ import (
 	"github.com/loki-sh/loki/cmd/internal/version"
 	"github.com/loki-sh/loki/internal/exitcode"
 	"github.com/loki-sh/loki/internal/pid1"
+	_ "github.com/loki-sh/loki/internal/proc/sysmon/calm" // first, before the stage's work
 	"github.com/loki-sh/loki/internal/session/isolation/namespace/stage"
 )
 

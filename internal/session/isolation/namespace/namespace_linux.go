@@ -361,8 +361,9 @@ func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAt
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
 		// A non-root uid loses its capabilities at exec; keep those the
-		// stage needs (mounts, loopback) as ambient ones.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN}
+		// stage needs (mounts, loopback, its monitor's timer slack) as
+		// ambient ones.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SYS_NICE}
 	}
 	if private {
 		r := confine.PrivateRange()
@@ -377,7 +378,9 @@ func (b *Backend) sysProcAttr(p confine.Policy, private bool) *syscall.SysProcAt
 		// DAC_READ_SEARCH: once HOME is attached idmapped, its 0700 dirs
 		// are the namespace root's, not the host uid 0's, and the stage
 		// still resolves the cwd and --write paths below them.
-		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_DAC_READ_SEARCH}
+		// SYS_NICE: its runtime's monitor thread gets a coarser timer
+		// slack (package sysmon), over a thread of its own namespace.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_DAC_READ_SEARCH, unix.CAP_SYS_NICE}
 	}
 	return attr
 }
