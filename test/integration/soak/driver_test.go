@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loki-sh/loki/internal/proc/procid"
@@ -242,11 +243,16 @@ func (o *outcome) check() error {
 	return nil
 }
 
-// leftoverDirs lists what is left under the control root.
+// leftoverDirs lists what is left under the control root, but the
+// root's own cgroup-sweep marker (an empty file that stays by design:
+// internal/session/cgroup's sweepMarker).
 func leftoverDirs(root string) []string {
 	entries, _ := os.ReadDir(root)
 	var out []string
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cgroup-sweep-") && e.Type().IsRegular() {
+			continue
+		}
 		out = append(out, e.Name())
 	}
 	return out
